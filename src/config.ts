@@ -1,0 +1,96 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/** Boolean env values: only the spellings an operator would type on purpose. */
+const envBool = (name: string) =>
+  z
+    .enum(['true', 'false', '1', '0'], { error: `${name} must be one of true, false, 1, 0` })
+    .transform((v) => v === 'true' || v === '1');
+
+const port = (name: string) =>
+  z
+    .string()
+    .regex(/^\d+$/, { error: `${name} must be an integer between 1 and 65535` })
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 65535, { error: `${name} must be an integer between 1 and 65535` });
+
+const nonEmpty = (name: string) => z.string().min(1, { error: `${name} must not be empty` });
+
+const schema = z.object({
+  PORT: port('PORT').default(8080),
+  HOST: nonEmpty('HOST').default('127.0.0.1'),
+  DATA_DIR: nonEmpty('DATA_DIR').default('./data'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, { error: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
+    .optional(),
+  TEMPORAL_ADDRESS: z
+    .string()
+    .regex(/^[^\s:]+:\d+$/, { error: 'TEMPORAL_ADDRESS must be host:port' })
+    .optional(),
+  TEMPORAL_NAMESPACE: nonEmpty('TEMPORAL_NAMESPACE').default('default'),
+  TEMPORAL_TASK_QUEUE: nonEmpty('TEMPORAL_TASK_QUEUE').default('gateway'),
+  TEMPORAL_CLI_PATH: nonEmpty('TEMPORAL_CLI_PATH').optional(),
+  TEMPORAL_TEST_SERVER_PATH: nonEmpty('TEMPORAL_TEST_SERVER_PATH').optional(),
+  TEMPORAL_UI_PORT: port('TEMPORAL_UI_PORT').optional(),
+  CALLBACK_ALLOW_PRIVATE: envBool('CALLBACK_ALLOW_PRIVATE').default(false),
+});
+
+export type Config = {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  temporalAddress: string | undefined;
+  temporalNamespace: string;
+  taskQueue: string;
+  temporalCliPath: string | undefined;
+  temporalTestServerPath: string | undefined;
+  temporalUiPort: number | undefined;
+  callbackAllowPrivate: boolean;
+};
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Empty strings count as unset, so `FOO= npm start` behaves like not setting FOO. */
+function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const v = env[key];
+    if (v !== undefined && v !== '') out[key] = v;
+  }
+  return out;
+}
+
+/** Parses the environment; throws ConfigError whose message is one line naming the variable and the rule. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(definedOnly(env));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const variable = String(issue.path[0] ?? 'environment');
+    const rule = issue.message.startsWith(variable) ? issue.message : `${variable}: ${issue.message}`;
+    throw new ConfigError(`invalid configuration: ${rule}`);
+  }
+  const c = parsed.data;
+  return {
+    port: c.PORT,
+    host: c.HOST,
+    dataDir: path.resolve(c.DATA_DIR),
+    databaseUrl: c.DATABASE_URL,
+    temporalAddress: c.TEMPORAL_ADDRESS,
+    temporalNamespace: c.TEMPORAL_NAMESPACE,
+    taskQueue: c.TEMPORAL_TASK_QUEUE,
+    temporalCliPath: c.TEMPORAL_CLI_PATH,
+    temporalTestServerPath: c.TEMPORAL_TEST_SERVER_PATH,
+    temporalUiPort: c.TEMPORAL_UI_PORT,
+    callbackAllowPrivate: c.CALLBACK_ALLOW_PRIVATE,
+  };
+}
+
+/** The variables the config schema knows; the compose-file test checks against this list. */
+export const CONFIG_VARIABLES = Object.keys(schema.shape);

@@ -1,0 +1,136 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  bigserial,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  smallint,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+/**
+ * Amounts are integers of base units (satoshi, wei, lamport, token units) in NUMERIC(78,0):
+ * 78 digits hold any uint256. drizzle hands them over as strings; src/domain/money.ts turns
+ * them into bigint.
+ */
+const baseUnits = (name: string) => numeric(name, { precision: 78, scale: 0 });
+
+/** Operator state per asset. The static facts (decimals, contract, network) live in src/domain/assets.ts. */
+export const assets = pgTable('assets', {
+  ticker: text('ticker').primaryKey(),
+  enabled: boolean('enabled').notNull().default(true),
+  /** Current processing minimum in base units; null = unavailable (the API then prints null). */
+  minimumBase: baseUnits('minimum_base'),
+  feePercent: text('fee_percent'),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+/** One immutable payment configuration per callback URL (the callback URL is its identity). */
+export const paymentConfigs = pgTable(
+  'payment_configs',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    callbackUrl: text('callback_url').notNull(),
+    ticker: text('ticker').notNull(),
+    family: text('family').notNull(),
+    addressIn: text('address_in').notNull(),
+    addressOut: text('address_out').notNull(),
+    derivationIndex: bigint('derivation_index', { mode: 'bigint' }).notNull(),
+    notifyPending: boolean('notify_pending').notNull(),
+    notifyConfirmations: integer('notify_confirmations').notNull(),
+    post: smallint('post').notNull(),
+    json: smallint('json').notNull(),
+    convert: smallint('convert').notNull(),
+    priority: text('priority').notNull(),
+    minimumTransactionBase: baseUnits('minimum_transaction_base'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('payment_configs_callback_url_uq').on(t.callbackUrl),
+    // Watchers match a block's candidate recipients with one query on this index.
+    index('payment_configs_family_address_in_idx').on(t.family, t.addressIn),
+  ],
+);
+
+/** One row per observed deposit: an independent payment with its own UUID. */
+export const payments = pgTable(
+  'payments',
+  {
+    uuid: uuid('uuid').primaryKey().default(sql`gen_random_uuid()`),
+    configId: uuid('config_id')
+      .notNull()
+      .references(() => paymentConfigs.id),
+    ticker: text('ticker').notNull(),
+    network: text('network').notNull(),
+    /** deposit:{network}:{txid}:{vout or log index} — also the Temporal workflow ID. */
+    depositKey: text('deposit_key').notNull(),
+    txidIn: text('txid_in'),
+    vout: integer('vout'),
+    blockNumber: bigint('block_number', { mode: 'bigint' }),
+    blockHash: text('block_hash'),
+    valueBase: baseUnits('value_base').notNull(),
+    forwardedBase: baseUnits('forwarded_base').notNull().default('0'),
+    feeBase: baseUnits('fee_base').notNull().default('0'),
+    feePercent: text('fee_percent').notNull().default('0.00'),
+    price: text('price'),
+    confirmations: integer('confirmations').notNull().default(0),
+    result: text('result').notNull(),
+    reason: text('reason'),
+    txidOut: text('txid_out'),
+    /** Signed forward transaction, stored before broadcast so a retry re-sends the same bytes. */
+    forwardRaw: text('forward_raw'),
+    /** The immutable confirmed callback snapshot (payload fields), written once. */
+    snapshot: jsonb('snapshot'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    lastUpdate: timestamp('last_update', { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex('payments_deposit_key_uq').on(t.depositKey),
+    index('payments_config_ticker_idx').on(t.configId, t.ticker),
+  ],
+);
+
+/** Every callback delivery attempt, as sent and as answered (SPEC 2.5). */
+export const deliveryAttempts = pgTable(
+  'delivery_attempts',
+  {
+    id: bigserial('id', { mode: 'bigint' }).primaryKey(),
+    paymentUuid: uuid('payment_uuid')
+      .notNull()
+      .references(() => payments.uuid),
+    stage: text('stage').notNull(),
+    attempt: integer('attempt').notNull(),
+    requestUrl: text('request_url').notNull(),
+    responseBody: text('response_body'),
+    responseStatus: integer('response_status'),
+    error: text('error'),
+    nextTry: timestamp('next_try', { withTimezone: true }),
+    pending: smallint('pending').notNull(),
+    confirmed: smallint('confirmed').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('delivery_attempts_payment_stage_attempt_uq').on(t.paymentUuid, t.stage, t.attempt),
+  ],
+);
+
+/** Next unused HD derivation index per address family (utxo coin, evm, sol). */
+export const derivationCounters = pgTable('derivation_counters', {
+  family: text('family').primaryKey(),
+  nextIndex: bigint('next_index', { mode: 'bigint' }).notNull().default(sql`0`),
+});
+
+/** Durable scan position of each network's watcher. */
+export const chainCursors = pgTable('chain_cursors', {
+  network: text('network').primaryKey(),
+  height: bigint('height', { mode: 'bigint' }).notNull(),
+  blockHash: text('block_hash'),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});

@@ -1,0 +1,97 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+
+export interface DevServer {
+  address: string;
+  uiUrl: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** A port that is free now: the preferred one if it is, else one the kernel picks. */
+export async function freePort(host: string, preferred?: number): Promise<number> {
+  const tryListen = (port: number) =>
+    new Promise<number | undefined>((resolve) => {
+      const srv = net.createServer();
+      srv.once('error', () => resolve(undefined));
+      srv.listen(port, host, () => {
+        const got = (srv.address() as net.AddressInfo).port;
+        srv.close(() => resolve(got));
+      });
+    });
+  if (preferred !== undefined) {
+    const p = await tryListen(preferred);
+    if (p !== undefined) return p;
+  }
+  const p = await tryListen(0);
+  if (p === undefined) throw new Error(`no free port on ${host}`);
+  return p;
+}
+
+async function waitForFrontend(address: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastErr: unknown;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`Temporal dev server exited with code ${child.exitCode}`);
+    try {
+      const conn = await Connection.connect({ address, connectTimeout: 1000 });
+      await conn.close();
+      return;
+    } catch (e) {
+      lastErr = e;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  throw new Error(`Temporal dev server at ${address} did not answer within ${timeoutMs} ms: ${String(lastErr)}`);
+}
+
+/**
+ * Starts `temporal server start-dev` (the CLI's dev server, Web UI included) as a child process, state
+ * kept in dataDir so workflows survive a restart of `npm start`.
+ */
+export async function startDevServer(opts: {
+  cliPath: string;
+  host: string;
+  dataDir: string;
+  namespace: string;
+  port?: number;
+  uiPort?: number;
+  searchAttributes?: Record<string, 'Keyword' | 'Text' | 'Int' | 'Datetime' | 'Bool' | 'Double' | 'KeywordList'>;
+  timeoutMs?: number;
+}): Promise<DevServer> {
+  fs.mkdirSync(opts.dataDir, { recursive: true });
+  const port = await freePort(opts.host, opts.port ?? 7233);
+  const uiPort = await freePort(opts.host, opts.uiPort ?? 8233);
+  const args = [
+    'server', 'start-dev',
+    '--ip', opts.host,
+    '--port', String(port),
+    '--ui-port', String(uiPort),
+    '--db-filename', path.join(opts.dataDir, 'temporal.sqlite'),
+    '--namespace', opts.namespace,
+    '--log-level', 'warn',
+  ];
+  for (const [name, type] of Object.entries(opts.searchAttributes ?? {})) args.push('--search-attribute', `${name}=${type}`);
+  const logFile = fs.openSync(path.join(opts.dataDir, 'temporal.log'), 'a');
+  const child = spawn(opts.cliPath, args, { stdio: ['ignore', logFile, logFile] });
+  fs.closeSync(logFile);
+  const address = `${opts.host}:${port}`;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  };
+  try {
+    await waitForFrontend(address, child, opts.timeoutMs ?? 60_000);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { address, uiUrl: `http://${opts.host}:${uiPort}`, pid: child.pid!, stop };
+}

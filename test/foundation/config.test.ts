@@ -1,0 +1,42 @@
+import path from 'node:path';
+import { loadConfig } from '../../src/config';
+
+describe('config', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      dataDir: path.resolve('./data'),
+      databaseUrl: undefined,
+      temporalAddress: undefined,
+      temporalNamespace: 'default',
+      callbackAllowPrivate: false,
+    });
+  });
+
+  it('reads valid values', () => {
+    const c = loadConfig({
+      PORT: '9000',
+      DATABASE_URL: 'postgres://u:p@db:5432/gw',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      CALLBACK_ALLOW_PRIVATE: 'true',
+    });
+    expect(c).toMatchObject({ port: 9000, databaseUrl: 'postgres://u:p@db:5432/gw', temporalAddress: 'temporal:7233', callbackAllowPrivate: true });
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ TEMPORAL_ADDRESS: 'no-port' }, 'TEMPORAL_ADDRESS'],
+    [{ CALLBACK_ALLOW_PRIVATE: 'yes' }, 'CALLBACK_ALLOW_PRIVATE'],
+  ])('rejects %j with one line naming %s', (env, variable) => {
+    expect(() => loadConfig(env)).toThrow(new RegExp(`^invalid configuration: ${variable}`));
+    try {
+      loadConfig(env);
+    } catch (e) {
+      expect((e as Error).message).not.toContain('\n');
+    }
+  });
+});

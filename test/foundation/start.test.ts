@@ -1,0 +1,54 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from '../../src/temporal/devserver';
+import { descendants, isAlive, waitFor } from '../helpers/process';
+
+const root = path.resolve(__dirname, '../..');
+
+/**
+ * `npm start`'s embedded default as a newcomer runs it: no DATABASE_URL (PGlite), no TEMPORAL_ADDRESS
+ * (the CLI dev server as a child). This is also the PGlite smoke test.
+ */
+describe('npm start (embedded default)', () => {
+  let child: ChildProcess | undefined;
+  let dataDir: string;
+  afterAll(() => {
+    if (child?.pid && isAlive(child.pid)) child.kill('SIGKILL');
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('answers health, then SIGTERM stops every descendant within 10 s', async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-start-'));
+    const port = await freePort('127.0.0.1');
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), TEMPORAL_UI_PORT: String(await freePort('127.0.0.1')) };
+    delete env.DATABASE_URL;
+    delete env.TEMPORAL_ADDRESS;
+    child = spawn(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'src/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (out += d));
+    await waitFor(() => out.includes('gateway ready') || child!.exitCode !== null, 120_000, 'gateway ready');
+    expect(out).toContain('gateway ready');
+    expect(out).toMatch(/Temporal UI: http:\/\/127\.0\.0\.1:\d+/);
+    expect(out).toContain(`API: http://127.0.0.1:${port}/api`);
+
+    const health = await fetch(`http://127.0.0.1:${port}/api/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+
+    const tree = [child.pid!, ...descendants(child.pid!)];
+    expect(tree.length).toBeGreaterThanOrEqual(2); // at least the gateway and the Temporal dev server
+    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+    const t0 = Date.now();
+    child.kill('SIGTERM');
+    const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 10_000))]);
+    expect(code).not.toBe('timeout');
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    await waitFor(() => tree.every((p) => !isAlive(p)), 2_000, 'no descendant alive');
+    expect(tree.filter(isAlive)).toEqual([]);
+    // Nothing secret and no stack trace in what it printed.
+    expect(out).not.toMatch(/BEGIN .*PRIVATE KEY|mnemonic/i);
+  });
+});

@@ -1,0 +1,61 @@
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+import { freePort } from '../../src/temporal/devserver';
+
+/**
+ * Tests run against a real PostgreSQL. DATABASE_URL (exported by .ci/run) wins; otherwise a throw-away
+ * cluster is made with the machine's initdb and stopped by PID in global-teardown.
+ */
+function findPgBin(name: string): string | undefined {
+  const dirs = (process.env.PATH ?? '').split(path.delimiter);
+  const base = '/usr/lib/postgresql';
+  if (fs.existsSync(base)) {
+    for (const v of fs.readdirSync(base).sort().reverse()) dirs.push(path.join(base, v, 'bin'));
+  }
+  for (const d of dirs) if (d && fs.existsSync(path.join(d, name))) return path.join(d, name);
+  return undefined;
+}
+
+async function waitForPg(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const c = new Client({ connectionString: url });
+    try {
+      await c.connect();
+      await c.end();
+      return;
+    } catch (e) {
+      await c.end().catch(() => undefined);
+      if (Date.now() > deadline) throw new Error(`PostgreSQL did not start: ${String(e)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+export default async function globalSetup(): Promise<void> {
+  if (process.env.DATABASE_URL) return;
+  const initdb = findPgBin('initdb');
+  const postgres = findPgBin('postgres');
+  if (!initdb || !postgres) {
+    throw new Error('tests need PostgreSQL: set DATABASE_URL or install it (apt-get install -y postgresql); `bash .ci/run` does both');
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-pg-'));
+  const asRoot = process.getuid?.() === 0;
+  // PostgreSQL refuses to run as root; the Debian package's postgres user runs it instead.
+  const wrap = (cmd: string, args: string[]): [string, string[]] => (asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]);
+  if (asRoot) execFileSync('chown', ['postgres:postgres', dir]);
+  const data = path.join(dir, 'data');
+  const [c1, a1] = wrap(initdb, ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+  execFileSync(c1, a1, { stdio: 'ignore' });
+  const port = await freePort('127.0.0.1');
+  const [c2, a2] = wrap(postgres, ['-D', data, '-p', String(port), '-k', dir, '-h', '127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=300']);
+  const child = spawn(c2, a2, { stdio: 'ignore', detached: true });
+  child.unref();
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  await waitForPg(url, 30_000);
+  process.env.DATABASE_URL = url;
+  fs.writeFileSync(path.join(os.tmpdir(), 'gw-test-pg.json'), JSON.stringify({ pid: child.pid, dir }));
+}

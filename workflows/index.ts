@@ -1,0 +1,2 @@
+// Bundle entry for the worker: every workflow the gateway runs is exported here.
+export { systemCheck } from './system-check';
