@@ -36,7 +36,7 @@ describe('status endpoints and error shape', () => {
     try {
       const r = await fetch(`${s.base}${p}`, { method });
       expect(r.status).toBe(404);
-      const body = await r.json();
+      const body = (await r.json()) as { message: unknown };
       expect(body).toMatchObject({ status: 'error', code: 1002, error: 'ENDPOINT_NOT_FOUND' });
       expect(typeof body.message).toBe('string');
     } finally {

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import { openPglite, type Database } from '../../src/db/client';
+import { openPglite, openPostgres, type Database } from '../../src/db/client';
 import { assets } from '../../src/db/schema';
 import { createTestDatabase } from '../helpers/db';
 
@@ -37,7 +37,6 @@ describe('migrations and NUMERIC(78,0)', () => {
 
   it('applies migrations idempotently (a second start changes nothing)', async () => {
     const first = await createTestDatabase();
-    const { openPostgres } = await import('../../src/db/client');
     const second = await openPostgres(first.url);
     await second.close();
     await first.drop();

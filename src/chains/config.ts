@@ -1,0 +1,40 @@
+import { ASSETS, NETWORKS } from '../domain/assets';
+
+export type ChainMode = 'mainnet' | 'testnet' | 'regtest';
+
+/** Runtime configuration of one network the gateway serves. A network absent from the map is not configured. */
+export interface NetworkRuntime {
+  mode: ChainMode;
+  rpcUrl: string;
+  /** Token contract / mint overrides per ticker (local devnets deploy their own). */
+  contracts: Record<string, string>;
+}
+
+export type ChainRuntimeConfig = Record<string, NetworkRuntime>;
+
+const envName = (networkId: string) => networkId.toUpperCase();
+
+/**
+ * From the environment: a network is configured when `{NETWORK}_RPC_URL` is set (e.g. ETHEREUM_RPC_URL,
+ * LITECOIN_RPC_URL, SOLANA_RPC_URL); `{NETWORK}_CHAIN` picks mainnet (default), testnet or regtest;
+ * `{TICKER}_CONTRACT` (e.g. ERC20_USDT_CONTRACT, SOL_USDC_CONTRACT) overrides a token's contract or mint.
+ */
+export function chainConfigFromEnv(env: NodeJS.ProcessEnv): ChainRuntimeConfig {
+  const out: ChainRuntimeConfig = {};
+  for (const id of Object.keys(NETWORKS)) {
+    const rpcUrl = env[`${envName(id)}_RPC_URL`];
+    if (!rpcUrl) continue;
+    const mode = (env[`${envName(id)}_CHAIN`] ?? 'mainnet') as ChainMode;
+    if (!['mainnet', 'testnet', 'regtest'].includes(mode)) {
+      throw new Error(`invalid configuration: ${envName(id)}_CHAIN must be one of mainnet, testnet, regtest`);
+    }
+    out[id] = { mode, rpcUrl, contracts: {} };
+  }
+  for (const [key, value] of Object.entries(env)) {
+    const m = /^([A-Z0-9]+_[A-Z0-9]+)_CONTRACT$/.exec(key);
+    if (!m || !value) continue;
+    const asset = ASSETS[m[1].toLowerCase()];
+    if (asset && out[asset.network]) out[asset.network].contracts[asset.ticker] = value;
+  }
+  return out;
+}

@@ -1,0 +1,70 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import * as bip39 from 'bip39';
+import { BIP32Factory, type BIP32Interface } from 'bip32';
+import * as ecc from 'tiny-secp256k1';
+import { derivePath } from 'ed25519-hd-key';
+import { NETWORKS } from '../domain/assets';
+
+const bip32 = BIP32Factory(ecc);
+
+/**
+ * The operator's HD seed. Production passes it in (GATEWAY_MNEMONIC or a file named by
+ * GATEWAY_MNEMONIC_FILE); the embedded default generates one on first start into DATA_DIR/seed.mnemonic
+ * with 0600 permissions. It is never logged, and no error message carries it.
+ */
+export class HdSeed {
+  private constructor(private readonly seed: Buffer) {}
+
+  static fromMnemonic(mnemonic: string): HdSeed {
+    const words = mnemonic.trim().split(/\s+/).join(' ');
+    if (!bip39.validateMnemonic(words)) throw new Error('the HD mnemonic is not a valid BIP39 mnemonic');
+    return new HdSeed(bip39.mnemonicToSeedSync(words));
+  }
+
+  static loadOrCreate(opts: { mnemonic?: string; mnemonicFile?: string; dataDir: string }): HdSeed {
+    if (opts.mnemonic) return HdSeed.fromMnemonic(opts.mnemonic);
+    if (opts.mnemonicFile) return HdSeed.fromMnemonic(fs.readFileSync(opts.mnemonicFile, 'utf8'));
+    const file = path.join(opts.dataDir, 'seed.mnemonic');
+    if (!fs.existsSync(file)) {
+      fs.mkdirSync(opts.dataDir, { recursive: true });
+      // 'wx' never overwrites a seed another process wrote first.
+      try {
+        fs.writeFileSync(file, bip39.generateMnemonic(256) + '\n', { mode: 0o600, flag: 'wx' });
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      }
+    }
+    return HdSeed.fromMnemonic(fs.readFileSync(file, 'utf8'));
+  }
+
+  /** secp256k1 node at a BIP32 path (UTXO and EVM families). */
+  secp256k1(derivation: string): BIP32Interface {
+    return bip32.fromSeed(this.seed).derivePath(derivation);
+  }
+
+  /** ed25519 32-byte private seed at a SLIP-10 path (all segments hardened), for Solana. */
+  ed25519(derivation: string): Uint8Array {
+    return new Uint8Array(derivePath(derivation, this.seed.toString('hex')).key);
+  }
+
+  toJSON(): string {
+    return '[HdSeed]';
+  }
+}
+
+/**
+ * Derivation paths of address_in index i, per network:
+ * - BIP84 (native segwit) for btc and ltc: m/84'/coin'/0'/0/i
+ * - BIP44 for bch, doge, zec and evm: m/44'/coin'/0'/0/i
+ * - SLIP-10 ed25519 for Solana, the path wallets use: m/44'/501'/i'/0'
+ */
+export function derivationPath(networkId: string, index: number | bigint): string {
+  const net = NETWORKS[networkId];
+  if (!net) throw new Error(`unknown network ${networkId}`);
+  const i = BigInt(index);
+  if (i < 0n || i >= 2n ** 31n) throw new RangeError(`derivation index out of range: ${i}`);
+  if (net.family === 'sol') return `m/44'/501'/${i}'/0'`;
+  const purpose = networkId === 'bitcoin' || networkId === 'litecoin' ? 84 : 44;
+  return `m/${purpose}'/${net.coinType}'/0'/0/${i}`;
+}
