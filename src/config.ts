@@ -34,6 +34,17 @@ const schema = z.object({
   TEMPORAL_TEST_SERVER_PATH: nonEmpty('TEMPORAL_TEST_SERVER_PATH').optional(),
   TEMPORAL_UI_PORT: port('TEMPORAL_UI_PORT').optional(),
   CALLBACK_ALLOW_PRIVATE: envBool('CALLBACK_ALLOW_PRIVATE').default(false),
+  CALLBACK_ALLOW_HTTP: envBool('CALLBACK_ALLOW_HTTP').optional(),
+  CALLBACK_TIMEOUT_MS: z
+    .string()
+    .regex(/^\d+$/, { error: 'CALLBACK_TIMEOUT_MS must be a whole number of milliseconds' })
+    .transform(Number)
+    .refine((n) => n >= 100 && n <= 120_000, { error: 'CALLBACK_TIMEOUT_MS must be between 100 and 120000' })
+    .default(15_000),
+  SIGNING_KEY_FILE: nonEmpty('SIGNING_KEY_FILE').optional(),
+  SIGNING_KEY_PEM: nonEmpty('SIGNING_KEY_PEM').optional(),
+  GATEWAY_MNEMONIC: nonEmpty('GATEWAY_MNEMONIC').optional(),
+  GATEWAY_MNEMONIC_FILE: nonEmpty('GATEWAY_MNEMONIC_FILE').optional(),
 });
 
 export type Config = {
@@ -48,6 +59,15 @@ export type Config = {
   temporalTestServerPath: string | undefined;
   temporalUiPort: number | undefined;
   callbackAllowPrivate: boolean;
+  /** http:// callback URLs accepted; defaults to true only when private destinations are allowed (local use). */
+  callbackAllowHttp: boolean;
+  callbackTimeoutMs: number;
+  /** RSA private key for callback signatures: a PEM file, or the PEM itself; unset → generated into DATA_DIR. */
+  signingKeyFile: string | undefined;
+  signingKeyPem: string | undefined;
+  /** Operator HD seed; unset → generated into DATA_DIR/seed.mnemonic (0600). Never logged. */
+  mnemonic: string | undefined;
+  mnemonicFile: string | undefined;
 };
 
 export class ConfigError extends Error {
@@ -89,6 +109,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalTestServerPath: c.TEMPORAL_TEST_SERVER_PATH,
     temporalUiPort: c.TEMPORAL_UI_PORT,
     callbackAllowPrivate: c.CALLBACK_ALLOW_PRIVATE,
+    callbackAllowHttp: c.CALLBACK_ALLOW_HTTP ?? c.CALLBACK_ALLOW_PRIVATE,
+    callbackTimeoutMs: c.CALLBACK_TIMEOUT_MS,
+    signingKeyFile: c.SIGNING_KEY_FILE,
+    signingKeyPem: c.SIGNING_KEY_PEM,
+    mnemonic: c.GATEWAY_MNEMONIC,
+    mnemonicFile: c.GATEWAY_MNEMONIC_FILE,
   };
 }
 
