@@ -1,0 +1,52 @@
+import { IllegalTransition, merchantStage, transition, type LifecycleEvent, type LifecycleState } from '../../src/domain/lifecycle';
+
+type Row = [LifecycleState, LifecycleEvent, LifecycleState, string[]];
+
+const allowed: Row[] = [
+  ['observed', { type: 'eligible', notifyPending: true, evidence: true }, 'pending', ['start_pending_delivery']],
+  // pending=0 at creation: no pending callback, straight on to finality
+  ['observed', { type: 'eligible', notifyPending: false, evidence: true }, 'pending', []],
+  // price or cost evidence unavailable: the pending callback is withheld, the deposit is kept
+  ['observed', { type: 'eligible', notifyPending: true, evidence: false }, 'pending', []],
+  ['observed', { type: 'ineligible', reason: 'below minimum' }, 'failed', ['record_failure']],
+  // a reorg before finality: failed, no forward, pending delivery cancelled
+  ['pending', { type: 'reorged' }, 'failed', ['cancel_pending_delivery', 'record_failure']],
+  // the confirmed stage begins: a pending retry can never be delivered after this
+  ['pending', { type: 'finality_reached' }, 'processing', ['cancel_pending_delivery', 'forward']],
+  ['processing', { type: 'forwarded' }, 'sent', ['snapshot_and_deliver_confirmed']],
+  ['processing', { type: 'forward_failed', reason: 'rejected' }, 'failed', ['record_failure']],
+  ['sent', { type: 'confirmed_delivered' }, 'done', []],
+];
+
+const illegal: Array<[LifecycleState, LifecycleEvent]> = [
+  ['observed', { type: 'finality_reached' }],
+  ['pending', { type: 'forwarded' }],
+  ['pending', { type: 'confirmed_delivered' }],
+  // a reorg after forwarding is not a lifecycle event: the money has moved
+  ['processing', { type: 'reorged' }],
+  ['sent', { type: 'reorged' }],
+  ['sent', { type: 'forwarded' }],
+  ['done', { type: 'confirmed_delivered' }],
+  ['failed', { type: 'finality_reached' }],
+  ['failed', { type: 'eligible', notifyPending: true, evidence: true }],
+];
+
+describe('lifecycle transitions', () => {
+  it.each(allowed)('%s + %j → %s', (from, event, to, effects) => {
+    const t = transition(from, event);
+    expect(t.state).toBe(to);
+    expect(t.effects.map((e) => e.type)).toEqual(effects);
+  });
+
+  it.each(illegal)('%s + %j is rejected', (from, event) => {
+    expect(() => transition(from, event)).toThrow(IllegalTransition);
+  });
+
+  it('merchants only see pending and sent; done is internal', () => {
+    expect(merchantStage('pending')).toBe('pending');
+    expect(merchantStage('processing')).toBe('pending');
+    expect(merchantStage('sent')).toBe('sent');
+    expect(merchantStage('done')).toBe('sent');
+    expect(merchantStage('failed')).toBeUndefined();
+  });
+});
