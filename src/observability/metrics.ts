@@ -1,0 +1,83 @@
+import http from 'node:http';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** One registry per process; the API and the worker each expose theirs on the admin port. */
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+export const httpRequests = new Counter({
+  name: 'gateway_http_requests_total',
+  help: 'Public API requests by method, route and status',
+  labelNames: ['method', 'route', 'status'] as const,
+  registers: [registry],
+});
+
+export const httpDuration = new Histogram({
+  name: 'gateway_http_request_duration_seconds',
+  help: 'Public API request latency',
+  labelNames: ['method', 'route'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers: [registry],
+});
+
+export const depositsObserved = new Counter({
+  name: 'gateway_deposits_observed_total',
+  help: 'Deposits observed by the watchers, by ticker',
+  labelNames: ['ticker'] as const,
+  registers: [registry],
+});
+
+export const forwards = new Counter({
+  name: 'gateway_forwards_total',
+  help: 'Forward transactions by ticker and outcome (broadcast, confirmed, failed)',
+  labelNames: ['ticker', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const deliveryAttempts = new Counter({
+  name: 'gateway_delivery_attempts_total',
+  help: 'Merchant callback delivery attempts by stage and outcome',
+  labelNames: ['stage', 'outcome'] as const,
+  registers: [registry],
+});
+
+/** Express middleware recording count and latency under the matched route pattern (never the raw URL). */
+export function httpMetrics() {
+  return (req: http.IncomingMessage & { route?: { path?: string }; baseUrl?: string }, res: http.ServerResponse, next: () => void) => {
+    const end = httpDuration.startTimer();
+    res.on('finish', () => {
+      const route = req.route?.path ? `${req.baseUrl ?? ''}${req.route.path}` : 'unmatched';
+      const labels = { method: req.method ?? 'GET', route };
+      end(labels);
+      httpRequests.inc({ ...labels, status: String(res.statusCode) });
+    });
+    next();
+  };
+}
+
+/** The admin server: GET /metrics in Prometheus text format, on its own port, apart from the public API. */
+export async function startMetricsServer(host: string, port: number): Promise<{ port: number; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/metrics') {
+      registry
+        .metrics()
+        .then((text) => {
+          res.writeHead(200, { 'content-type': registry.contentType });
+          res.end(text);
+        })
+        .catch(() => {
+          res.writeHead(500);
+          res.end();
+        });
+      return;
+    }
+    res.writeHead(404);
+    res.end();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const bound = (server.address() as { port: number }).port;
+  return { port: bound, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
