@@ -45,6 +45,12 @@ const schema = z.object({
   SIGNING_KEY_PEM: nonEmpty('SIGNING_KEY_PEM').optional(),
   GATEWAY_MNEMONIC: nonEmpty('GATEWAY_MNEMONIC').optional(),
   GATEWAY_MNEMONIC_FILE: nonEmpty('GATEWAY_MNEMONIC_FILE').optional(),
+  METRICS_PORT: port('METRICS_PORT').optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
+  PRICE_SOURCE_URL: z
+    .string()
+    .regex(/^https?:\/\/.*\{symbol\}/, { error: 'PRICE_SOURCE_URL must be an http(s) URL containing {symbol}' })
+    .optional(),
 });
 
 export type Config = {
@@ -68,6 +74,11 @@ export type Config = {
   /** Operator HD seed; unset → generated into DATA_DIR/seed.mnemonic (0600). Never logged. */
   mnemonic: string | undefined;
   mnemonicFile: string | undefined;
+  /** Admin port serving /metrics; unset → no metrics server (the embedded default), compose sets 9464. */
+  metricsPort: number | undefined;
+  logLevel: string;
+  /** Production USDT quotes: GET this URL with {symbol} replaced; unset → the fixed local price table. */
+  priceSourceUrl: string | undefined;
 };
 
 export class ConfigError extends Error {
@@ -115,6 +126,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingKeyPem: c.SIGNING_KEY_PEM,
     mnemonic: c.GATEWAY_MNEMONIC,
     mnemonicFile: c.GATEWAY_MNEMONIC_FILE,
+    metricsPort: c.METRICS_PORT,
+    logLevel: c.LOG_LEVEL,
+    priceSourceUrl: c.PRICE_SOURCE_URL,
   };
 }
 
