@@ -1,0 +1,41 @@
+import { computeAddress, getAddress, Wallet, ZeroAddress } from 'ethers';
+import type { ChainMode } from '../config';
+import { derivationPath, type HdSeed } from '../keys';
+
+/**
+ * An EVM payout address: `0x` and 40 hex digits. All-lowercase and all-uppercase hex carry no
+ * checksum and are accepted; mixed case must match the EIP-55 checksum (ethers getAddress). ethers
+ * would also take a bare 40-hex string or an ICAP `XE…` address; neither is accepted here. The zero
+ * address is refused: funds sent there are burnt.
+ */
+export function validateEvmAddress(text: string): boolean {
+  if (typeof text !== 'string' || text.length !== 42 || !text.startsWith('0x')) return false;
+  let checksummed: string;
+  try {
+    checksummed = getAddress(text);
+  } catch {
+    return false;
+  }
+  return checksummed !== ZeroAddress;
+}
+
+/** The EIP-55 form of a valid address (what the chain adapter should compare and send to). */
+export function checksumEvmAddress(text: string): string {
+  return getAddress(text);
+}
+
+export interface EvmKey {
+  path: string;
+  /** Checksummed address of index i. */
+  address: string;
+  /** An ethers Wallet holding the private key (not connected to a provider). Never log it. */
+  wallet: Wallet;
+}
+
+/** Key material of address_in index i on the EVM family (BIP44 m/44'/60'/0'/0/i; one address per index for every EVM asset). */
+export function deriveEvmWallet(seed: HdSeed, networkId: string, _mode: ChainMode, index: bigint): EvmKey {
+  const path = derivationPath(networkId, index);
+  const node = seed.secp256k1(path);
+  const wallet = new Wallet('0x' + Buffer.from(node.privateKey!).toString('hex'));
+  return { path, address: computeAddress('0x' + Buffer.from(node.publicKey).toString('hex')), wallet };
+}

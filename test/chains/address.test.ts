@@ -1,0 +1,86 @@
+import { PublicKey } from '@solana/web3.js';
+import { deriveAddressIn, deriveEvmWallet, deriveSolKeypair, deriveUtxoKey, utxoNetwork, utxoOutputScript, validateAddress } from '../../src/chains/addresses';
+import { HdSeed } from '../../src/chains/keys';
+import { ADDRESS_FIXTURES } from './address-fixtures';
+
+const TEST_MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
+
+describe('validateAddress fixtures', () => {
+  for (const f of ADDRESS_FIXTURES) {
+    it.each(f.valid)(`${f.network} ${f.mode}: valid %s`, (a) => {
+      expect(validateAddress(f.network, f.mode, a)).toBe(true);
+    });
+    it.each(f.invalid)(`${f.network} ${f.mode}: invalid %s (%s)`, (a) => {
+      expect(validateAddress(f.network, f.mode, a)).toBe(false);
+    });
+  }
+
+  it('refuses an off-curve Solana address (a program-derived address)', () => {
+    const [pda] = PublicKey.findProgramAddressSync([Buffer.from('vault')], new PublicKey('TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA'));
+    expect(PublicKey.isOnCurve(pda.toBytes())).toBe(false);
+    expect(validateAddress('solana', 'mainnet', pda.toBase58())).toBe(false);
+  });
+
+  it('throws only for an unknown network', () => {
+    expect(() => validateAddress('tron', 'mainnet', 'T...')).toThrow(/unknown network/);
+  });
+});
+
+describe('deriveAddressIn: BIP test-vector mnemonic', () => {
+  const seed = HdSeed.fromMnemonic(TEST_MNEMONIC);
+
+  it.each([
+    // BIP84 (bitcoin/bips bip-0084.mediawiki, first two receive addresses)
+    ['bitcoin', 'mainnet', 0n, 'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu'],
+    ['bitcoin', 'mainnet', 1n, 'bc1qnjg0jd8228aq7egyzacy8cys3knf9xvrerkf9g'],
+    // m/84'/2'/0'/0/0, m/44'/145'/0'/0/0, m/44'/3'/0'/0/0, m/44'/133'/0'/0/0 as wallets publish them
+    ['litecoin', 'mainnet', 0n, 'ltc1qjmxnz78nmc8nq77wuxh25n2es7rzm5c2rkk4wh'],
+    ['bitcoincash', 'mainnet', 0n, 'bitcoincash:qqyx49mu0kkn9ftfj6hje6g2wfer34yfnq5tahq3q6'],
+    ['bitcoincash', 'mainnet', 1n, 'bitcoincash:qp8sfdhgjlq68hlzka9lcsxtcnvuvnd0xqxugfzzc5'],
+    ['dogecoin', 'mainnet', 0n, 'DBus3bamQjgJULBJtYXpEzDWQRwF5iwxgC'],
+    ['zcash', 'mainnet', 0n, 't1XVXWCvpMgBvUaed4XDqWtgQgJSu1Ghz7F'],
+    // BIP44 m/44'/60'/0'/0/0 (MetaMask's first account of the test mnemonic)
+    ['ethereum', 'mainnet', 0n, '0x9858EfFD232B4033E47d90003D41EC34EcaEda94'],
+    // SLIP-10 m/44'/501'/0'/0' (Phantom/Solflare first account)
+    ['solana', 'mainnet', 0n, 'HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk'],
+  ] as const)('%s %s index %s → %s', (network, mode, index, expected) => {
+    expect(deriveAddressIn(seed, network, mode, index)).toBe(expected);
+  });
+
+  it('regtest addresses keep the key and change the encoding', () => {
+    expect(deriveAddressIn(seed, 'bitcoin', 'regtest', 0n)).toBe('bcrt1qcr8te4kr609gcawutmrza0j4xv80jy8zeqchgx');
+    expect(deriveAddressIn(seed, 'litecoin', 'regtest', 0n)).toMatch(/^rltc1q/);
+    expect(deriveAddressIn(seed, 'bitcoincash', 'regtest', 0n)).toMatch(/^bchreg:q/);
+    expect(deriveAddressIn(seed, 'zcash', 'regtest', 0n)).toMatch(/^tm/);
+  });
+
+  it.each(['bitcoin', 'litecoin', 'bitcoincash', 'dogecoin', 'zcash', 'ethereum', 'solana'])(
+    '%s: every derived address validates in its own mode and differs per index',
+    (network) => {
+      for (const mode of ['mainnet', 'testnet', 'regtest'] as const) {
+        const a = deriveAddressIn(seed, network, mode, 7n);
+        expect(validateAddress(network, mode, a)).toBe(true);
+        expect(a).not.toBe(deriveAddressIn(seed, network, mode, 8n));
+      }
+    },
+  );
+
+  it('key helpers agree with deriveAddressIn', () => {
+    const u = deriveUtxoKey(seed, 'bitcoin', 'mainnet', 0n);
+    expect(u.path).toBe("m/84'/0'/0'/0/0");
+    expect(u.address).toBe('bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu');
+    expect(Buffer.from(u.outputScript).toString('hex')).toBe(
+      Buffer.from(utxoOutputScript(utxoNetwork('bitcoin', 'mainnet'), u.address)).toString('hex'),
+    );
+    expect(deriveEvmWallet(seed, 'ethereum', 'mainnet', 0n).wallet.address).toBe('0x9858EfFD232B4033E47d90003D41EC34EcaEda94');
+    expect(deriveSolKeypair(seed, 'solana', 'mainnet', 0n).keypair.publicKey.toBase58()).toBe('HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk');
+  });
+
+  it('output scripts: P2PKH for doge, OP_0 <20> for p2wpkh, CashAddr decodes to P2PKH', () => {
+    const doge = utxoOutputScript(utxoNetwork('dogecoin', 'mainnet'), 'DBus3bamQjgJULBJtYXpEzDWQRwF5iwxgC');
+    expect(Buffer.from(doge).toString('hex')).toMatch(/^76a914[0-9a-f]{40}88ac$/);
+    const bch = utxoOutputScript(utxoNetwork('bitcoincash', 'mainnet'), 'bitcoincash:qqyx49mu0kkn9ftfj6hje6g2wfer34yfnq5tahq3q6');
+    expect(Buffer.from(bch).toString('hex')).toMatch(/^76a914[0-9a-f]{40}88ac$/);
+    expect(() => utxoOutputScript(utxoNetwork('bitcoin', 'mainnet'), 'nonsense')).toThrow();
+  });
+});
