@@ -1,2 +1,3 @@
 // Bundle entry for the worker: every workflow the gateway runs is exported here.
 export { systemCheck } from './system-check';
+export { deliveryWorkflow } from './delivery';

@@ -1,0 +1,118 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { and, eq, isNull } from 'drizzle-orm';
+import { performAttempt, type AttemptOutcomeKind } from '../src/callbacks/attempt';
+import type { Signer } from '../src/callbacks/signer';
+import type { CallbackEvent, CallbackSnapshot } from '../src/callbacks/types';
+import type { Config } from '../src/config';
+import type { Db } from '../src/db/client';
+import { deliveryAttempts, paymentConfigs, payments } from '../src/db/schema';
+
+export interface DeliveryDeps {
+  db: Db;
+  signer: Signer;
+  config: Pick<Config, 'callbackAllowPrivate' | 'callbackAllowHttp' | 'callbackTimeoutMs'>;
+}
+
+export interface DeliverAttemptInput {
+  paymentUuid: string;
+  stage: CallbackEvent;
+  /** 1..6 automatic attempts; 7 and later are operator resends. */
+  attempt: number;
+  snapshot: CallbackSnapshot;
+  /** Delay before the next attempt if this one fails; null after the last automatic attempt (next_try null). */
+  nextTryDelayMs: number | null;
+}
+
+export interface DeliverAttemptResult {
+  outcome: AttemptOutcomeKind | 'skipped';
+  status: number | null;
+  error: string | null;
+  /** ISO time of the next attempt recorded with a failed attempt. */
+  nextTry: string | null;
+}
+
+/** Payments whose lifecycle is past the pending stage: a pending attempt is never sent for them (SPEC 3 rule 1). */
+const PAST_PENDING = new Set(['sent', 'done']);
+
+export function createDeliveryActivities(deps: DeliveryDeps) {
+  return {
+    /**
+     * One callback attempt: sends at most one request and stores one delivery_attempts row. Idempotent per
+     * (payment, stage, attempt): if the row exists the stored outcome is returned and nothing is sent.
+     */
+    async deliverCallbackAttempt(input: DeliverAttemptInput): Promise<DeliverAttemptResult> {
+      const { db } = deps;
+      const key = and(
+        eq(deliveryAttempts.paymentUuid, input.paymentUuid),
+        eq(deliveryAttempts.stage, input.stage),
+        eq(deliveryAttempts.attempt, input.attempt),
+      );
+      const [done] = await db.select().from(deliveryAttempts).where(key).limit(1);
+      if (done) return storedResult(done);
+
+      const [row] = await db
+        .select({ result: payments.result, url: paymentConfigs.callbackUrl, post: paymentConfigs.post, json: paymentConfigs.json, convert: paymentConfigs.convert })
+        .from(payments)
+        .innerJoin(paymentConfigs, eq(paymentConfigs.id, payments.configId))
+        .where(eq(payments.uuid, input.paymentUuid))
+        .limit(1);
+      if (!row) throw ApplicationFailure.nonRetryable(`payment ${input.paymentUuid} not found`, 'PaymentNotFound');
+      if (input.stage === 'pending' && PAST_PENDING.has(row.result)) {
+        return { outcome: 'skipped', status: null, error: 'payment is past the pending stage', nextTry: null };
+      }
+
+      const result = await performAttempt({
+        target: { url: row.url, post: row.post, json: row.json, convert: row.convert },
+        snapshot: input.snapshot,
+        event: input.stage,
+        signer: deps.signer,
+        policy: { allowPrivate: deps.config.callbackAllowPrivate, allowHttp: deps.config.callbackAllowHttp },
+        timeoutMs: deps.config.callbackTimeoutMs,
+      });
+      const retry = result.outcome === 'failed' && input.nextTryDelayMs !== null;
+      const nextTry = retry ? new Date(Date.now() + (input.nextTryDelayMs as number)) : null;
+      await db
+        .insert(deliveryAttempts)
+        .values({
+          paymentUuid: input.paymentUuid,
+          stage: input.stage,
+          attempt: input.attempt,
+          requestUrl: result.requestUrl,
+          responseBody: result.body,
+          responseStatus: result.status,
+          error: result.error,
+          nextTry,
+          // SPEC 2.5: pending = this delivery is still outstanding (a retry is scheduled); confirmed = HTTP 200.
+          pending: retry ? 1 : 0,
+          confirmed: result.outcome === 'delivered' ? 1 : 0,
+        })
+        .onConflictDoNothing();
+      if (result.outcome === 'delivered' && input.stage === 'confirmed') {
+        await db.update(payments).set({ result: 'done', lastUpdate: new Date() }).where(eq(payments.uuid, input.paymentUuid));
+      }
+      return { outcome: result.outcome, status: result.status, error: result.error, nextTry: nextTry?.toISOString() ?? null };
+    },
+
+    /**
+     * Stores the confirmed snapshot once (write-once: an existing one wins) and returns the stored one, which
+     * every confirmed attempt and operator resend then carries.
+     */
+    async storeConfirmedSnapshot(input: { paymentUuid: string; snapshot: CallbackSnapshot }): Promise<CallbackSnapshot> {
+      const { db } = deps;
+      await db
+        .update(payments)
+        .set({ snapshot: input.snapshot })
+        .where(and(eq(payments.uuid, input.paymentUuid), isNull(payments.snapshot)));
+      const [row] = await db.select({ snapshot: payments.snapshot }).from(payments).where(eq(payments.uuid, input.paymentUuid)).limit(1);
+      if (!row) throw ApplicationFailure.nonRetryable(`payment ${input.paymentUuid} not found`, 'PaymentNotFound');
+      return row.snapshot as CallbackSnapshot;
+    },
+  };
+}
+
+function storedResult(row: typeof deliveryAttempts.$inferSelect): DeliverAttemptResult {
+  const outcome: AttemptOutcomeKind = row.confirmed === 1 ? 'delivered' : row.error?.startsWith('unsafe destination') ? 'unsafe' : 'failed';
+  return { outcome, status: row.responseStatus, error: row.error, nextTry: row.nextTry?.toISOString() ?? null };
+}
+
+export type DeliveryActivities = ReturnType<typeof createDeliveryActivities>;

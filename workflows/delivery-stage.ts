@@ -1,0 +1,132 @@
+// The six-attempt schedule of one callback stage (SPEC 8): deterministic workflow code only.
+import { ActivityCancellationType, CancellationScope, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
+import type { DeliverAttemptResult, DeliveryActivities } from '../activities/delivery';
+import type { CallbackEvent, CallbackSnapshot } from '../src/callbacks/types';
+
+/** Waits after attempts 1..5 fail, measured from the failed attempt: +5, +15, +30, +60, +120 minutes. */
+export const RETRY_DELAYS_MS: readonly number[] = [5, 15, 30, 60, 120].map((m) => m * 60_000);
+export const AUTOMATIC_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
+
+// The activity owns the callback timeout (CALLBACK_TIMEOUT_MS <= 120 s); this only bounds a stuck worker.
+const ACTIVITY_TIMEOUT = '5 minutes';
+
+/** One activity call per attempt: the workflow, not Temporal's retry policy, owns the schedule. */
+const confirmedActs = proxyActivities<DeliveryActivities>({
+  startToCloseTimeout: ACTIVITY_TIMEOUT,
+  retry: { maximumAttempts: 1 },
+});
+
+/**
+ * Pending attempts: when the pending scope is cancelled while a request is in flight, the workflow waits
+ * for that attempt to finish, so the confirmed stage never starts before the last pending request ends.
+ */
+const pendingActs = proxyActivities<DeliveryActivities>({
+  startToCloseTimeout: ACTIVITY_TIMEOUT,
+  retry: { maximumAttempts: 1 },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+});
+
+export const storeConfirmedSnapshot = confirmedActs.storeConfirmedSnapshot;
+
+export type StageState = 'idle' | 'sending' | 'waiting' | 'delivered' | 'exhausted' | 'stopped' | 'skipped' | 'cancelled';
+
+export interface StageStatus {
+  state: StageState;
+  attempts: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  /** Virtual workflow time (ms) when the next attempt is due, while waiting. */
+  nextTryAt: number | null;
+}
+
+export interface StageOutcome {
+  stage: CallbackEvent;
+  state: Extract<StageState, 'delivered' | 'exhausted' | 'stopped' | 'skipped' | 'cancelled'>;
+  attempts: number;
+}
+
+export interface StageInput {
+  paymentUuid: string;
+  stage: CallbackEvent;
+  snapshot: CallbackSnapshot;
+}
+
+export function newStageStatus(): StageStatus {
+  return { state: 'idle', attempts: 0, lastStatus: null, lastError: null, nextTryAt: null };
+}
+
+/** Runs one attempt through the activity; an activity error (DB down, worker lost) is a failed attempt. */
+export async function runAttempt(
+  input: StageInput,
+  attempt: number,
+  nextTryDelayMs: number | null,
+  status: StageStatus,
+): Promise<DeliverAttemptResult> {
+  const acts = input.stage === 'pending' ? pendingActs : confirmedActs;
+  status.state = 'sending';
+  status.nextTryAt = null;
+  let result: DeliverAttemptResult;
+  try {
+    result = await acts.deliverCallbackAttempt({ ...input, attempt, nextTryDelayMs });
+  } catch (e) {
+    if (isCancellation(e)) throw e;
+    result = { outcome: 'failed', status: null, error: e instanceof Error ? e.message : String(e), nextTry: null };
+  }
+  status.attempts = Math.max(status.attempts, attempt);
+  status.lastStatus = result.status;
+  status.lastError = result.error;
+  return result;
+}
+
+/**
+ * Delivers one stage: attempt 1 at once, then a Temporal timer after each failure, exactly six attempts.
+ * Stops early on HTTP 200 (delivered), an unsafe destination (stopped) or a payment past pending (skipped).
+ * Cancelling the enclosing scope stops it between attempts (state cancelled, via CancelledFailure).
+ */
+export async function deliverStage(input: StageInput, status: StageStatus = newStageStatus()): Promise<StageOutcome> {
+  for (let attempt = 1; attempt <= AUTOMATIC_ATTEMPTS; attempt++) {
+    const delay = attempt < AUTOMATIC_ATTEMPTS ? RETRY_DELAYS_MS[attempt - 1] : null;
+    const result = await runAttempt(input, attempt, delay, status);
+    if (result.outcome === 'delivered') return finish(input, status, 'delivered');
+    if (result.outcome === 'unsafe') return finish(input, status, 'stopped');
+    if (result.outcome === 'skipped') return finish(input, status, 'skipped');
+    if (delay === null) break;
+    status.state = 'waiting';
+    status.nextTryAt = new Date().getTime() + delay; // workflow clock: deterministic on replay
+    await sleep(delay);
+  }
+  return finish(input, status, 'exhausted');
+}
+
+function finish(input: StageInput, status: StageStatus, state: StageOutcome['state']): StageOutcome {
+  status.state = state;
+  status.nextTryAt = null;
+  return { stage: input.stage, state, attempts: status.attempts };
+}
+
+export interface PendingDelivery {
+  /** Settles when the pending stage ends on its own or has been cancelled; never rejects on cancellation. */
+  readonly result: Promise<StageOutcome>;
+  /** Stops the pending stage and waits until no pending attempt is in flight. */
+  cancel(): Promise<StageOutcome>;
+}
+
+/**
+ * Starts the pending stage in its own cancellation scope, in the background of the calling workflow.
+ * Call `cancel()` before the confirmed stage begins (SPEC 3 rule 1).
+ */
+export function startPendingDelivery(input: Omit<StageInput, 'stage'>, status: StageStatus = newStageStatus()): PendingDelivery {
+  const scope = new CancellationScope();
+  const stageInput: StageInput = { ...input, stage: 'pending' };
+  const result = scope.run(() => deliverStage(stageInput, status)).catch((e: unknown) => {
+    if (!isCancellation(e)) throw e;
+    return finish(stageInput, status, 'cancelled');
+  });
+  return {
+    result,
+    async cancel() {
+      scope.cancel();
+      return result;
+    },
+  };
+}
