@@ -1,0 +1,65 @@
+import path from 'node:path';
+import { ContractFactory, JsonRpcProvider, Network, Wallet, parseEther, parseUnits } from 'ethers';
+import { freePort } from '../../temporal/devserver';
+import { compileTestToken } from './erc20';
+import { jsonRpc, spawnNode, waitUntilReady, type NodeProcess } from './process';
+
+export const ANVIL_CHAIN_ID = 31337n;
+
+export function anvilBinary(): string {
+  return path.join(path.dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil');
+}
+
+export interface AnvilDevnet {
+  rpcUrl: string;
+  chainId: bigint;
+  pid: number;
+  /** Funded customer wallet key, generated at start (test key, never committed). */
+  customerKey: string;
+  /** ticker → deployed test ERC-20 (6 decimals), the supply held by the customer. */
+  tokens: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+export interface AnvilOptions {
+  dir: string;
+  /** Addresses to give ether to (the gateway's gas tank). */
+  fund?: string[];
+  /** Seconds per block; undefined = mine on every transaction and on request only. */
+  blockTime?: number;
+  /** Persist chain state in dir across restarts. */
+  persist?: boolean;
+  /** Reuse keys and contracts from a previous run of the same persisted chain. */
+  previous?: { customerKey: string; tokens: Record<string, string> };
+}
+
+export async function startAnvil(opts: AnvilOptions): Promise<AnvilDevnet> {
+  const port = await freePort('127.0.0.1');
+  const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', ANVIL_CHAIN_ID.toString(), '--accounts', '1', '--mnemonic-random', '--silent'];
+  if (opts.blockTime) args.push('--block-time', String(opts.blockTime));
+  if (opts.persist) args.push('--state', path.join(opts.dir, 'anvil-state.json'));
+  const log = path.join(opts.dir, 'anvil.log');
+  const proc: NodeProcess = spawnNode(anvilBinary(), args, log);
+  const rpcUrl = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntilReady('anvil', proc, () => jsonRpc(rpcUrl, 'eth_chainId'), 30_000, log);
+    const provider = new JsonRpcProvider(rpcUrl, Network.from(ANVIL_CHAIN_ID), { staticNetwork: true, cacheTimeout: -1 });
+    const customer = opts.previous ? new Wallet(opts.previous.customerKey, provider) : Wallet.createRandom(provider);
+    const hexEth = (n: bigint) => '0x' + n.toString(16);
+    for (const a of [customer.address, ...(opts.fund ?? [])]) await jsonRpc(rpcUrl, 'anvil_setBalance', [a, hexEth(parseEther('1000'))]);
+    let tokens = opts.previous?.tokens;
+    if (!tokens) {
+      const { abi, bytecode } = compileTestToken(opts.dir);
+      const factory = new ContractFactory(abi as never, bytecode, customer);
+      const token = await factory.deploy('Test USD', 'TUSD', 6, customer.address, parseUnits('1000000000', 6));
+      await token.waitForDeployment();
+      const address = await token.getAddress();
+      tokens = { erc20_usdt: address };
+    }
+    provider.destroy();
+    return { rpcUrl, chainId: ANVIL_CHAIN_ID, pid: proc.pid, customerKey: customer.privateKey, tokens, stop: proc.stop };
+  } catch (e) {
+    await proc.stop();
+    throw e;
+  }
+}

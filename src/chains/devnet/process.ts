@@ -1,0 +1,60 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+
+export interface NodeProcess {
+  pid: number;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts a node as a child process with its output in `logFile`; stop() ends exactly that PID. */
+export function spawnNode(cmd: string, args: string[], logFile: string): NodeProcess {
+  const fd = fs.openSync(logFile, 'a');
+  const child = spawn(cmd, args, { stdio: ['ignore', fd, fd] });
+  fs.closeSync(fd);
+  if (child.pid === undefined) throw new Error(`${cmd} did not start`);
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    child.once('exit', () => resolve());
+  });
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return { pid: child.pid, child, stop };
+}
+
+/** Polls `probe` until it resolves, the child exits, or the bound passes. */
+export async function waitUntilReady(what: string, proc: NodeProcess, probe: () => Promise<unknown>, timeoutMs: number, logFile?: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    if (proc.child.exitCode !== null) {
+      const tail = logFile && fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').slice(-2000) : '';
+      throw new Error(`${what} exited with code ${proc.child.exitCode}\n${tail}`);
+    }
+    try {
+      await probe();
+      return;
+    } catch (e) {
+      last = e;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  throw new Error(`${what} not ready within ${timeoutMs} ms: ${String(last)}`);
+}
+
+export async function jsonRpc<T>(url: string, method: string, params: unknown[] = [], headers: Record<string, string> = {}): Promise<T> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const body = (await res.json()) as { result?: T; error?: { message: string } | null };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result as T;
+}

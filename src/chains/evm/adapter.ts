@@ -1,0 +1,235 @@
+import { getAddress, isError, JsonRpcProvider, Network, Transaction, Wallet, type Block } from 'ethers';
+import { ASSETS, type Priority } from '../../domain/assets';
+import type { HdSeed } from '../keys';
+import type { ChainMode } from '../config';
+import { deriveEvmWallet, validateAddress } from '../addresses';
+import { evmGasTankKey } from '../sponsor';
+import {
+  BroadcastRejectedError,
+  InvalidRequestError,
+  NodeUnavailableError,
+  type ChainAdapter,
+  type Confirmations,
+  type Cursor,
+  type ForwardCostEstimate,
+  type ForwardPlan,
+  type ForwardRequest,
+  type ForwardStatus,
+  type ObservedDeposit,
+  type ScanBatch,
+  type ScannedBlock,
+} from '../adapter';
+import { ETH_TRANSFER_GAS, TOKEN_TRANSFER_GAS_FALLBACK, eip1559Fees } from './fees';
+import { prepareEthForward, prepareTokenForward } from './forward';
+import { KeyedMutex } from './nonces';
+import { TRANSFER_TOPIC, parseTransferLog } from './erc20';
+
+export interface EvmAdapterOptions {
+  network: string;
+  mode: ChainMode;
+  rpcUrl: string;
+  chainId: bigint;
+  seed: HdSeed;
+  /** ticker → token contract of the configured ERC-20 assets. */
+  tokens: Record<string, string>;
+  /** How far back to restart when the cursor's block was reorganised away. */
+  rewindDepth?: number;
+  /** Bound on waiting for a gas top-up to be mined before the token transfer is sent. */
+  topupTimeoutMs?: number;
+}
+
+/** ETH deposits use this index: a Transfer log can be log 0 of a transaction that also carries value. */
+export const NATIVE_INDEX = -1;
+
+export class EvmAdapter implements ChainAdapter {
+  readonly network: string;
+  readonly provider: JsonRpcProvider;
+  private readonly tokensByContract = new Map<string, string>();
+  private readonly locks = new KeyedMutex();
+
+  constructor(private readonly opts: EvmAdapterOptions) {
+    this.network = opts.network;
+    const net = Network.from(opts.chainId);
+    // A static network (no chainId probe per call) and no request cache: the cache answers stale heads.
+    this.provider = new JsonRpcProvider(opts.rpcUrl, net, { staticNetwork: net, cacheTimeout: -1, batchMaxCount: 1 });
+    for (const [ticker, contract] of Object.entries(opts.tokens)) this.tokensByContract.set(getAddress(contract), ticker);
+  }
+
+  validateAddress(address: string): boolean {
+    return validateAddress(this.network, this.opts.mode, address);
+  }
+
+  deriveAddressIn(index: bigint): string {
+    return this.wallet(index).address;
+  }
+
+  wallet(index: bigint): Wallet {
+    return deriveEvmWallet(this.opts.seed, this.network, this.opts.mode, index).wallet.connect(this.provider);
+  }
+
+  gasTank(): Wallet {
+    return new Wallet(Buffer.from(evmGasTankKey(this.opts.seed)).toString('hex'), this.provider);
+  }
+
+  async head(): Promise<Cursor & { hash: string }> {
+    const b = await this.call(() => this.provider.getBlock('latest'));
+    if (!b?.hash) throw new NodeUnavailableError('node returned no latest block');
+    return { height: BigInt(b.number), hash: b.hash };
+  }
+
+  async scan(cursor: Cursor | null, maxBlocks = 50): Promise<ScanBatch> {
+    const head = await this.head();
+    if (!cursor) return { blocks: [], cursor: head, rewound: false };
+    let from = cursor.height;
+    let rewound = false;
+    if (cursor.hash !== null && cursor.height <= head.height) {
+      const at = await this.call(() => this.provider.getBlock(Number(cursor.height)));
+      if (!at || at.hash !== cursor.hash) {
+        rewound = true;
+        from = cursor.height - BigInt(this.opts.rewindDepth ?? 12);
+        if (from < -1n) from = -1n;
+      }
+    }
+    const blocks: ScannedBlock[] = [];
+    let next: Cursor = rewound ? { height: from, hash: null } : cursor;
+    for (let h = from + 1n; h <= head.height && blocks.length < maxBlocks; h++) {
+      const scanned = await this.scanBlock(h);
+      blocks.push(scanned);
+      next = { height: scanned.height, hash: scanned.hash };
+    }
+    return { blocks, cursor: next, rewound };
+  }
+
+  /** One block: its value transfers (with their receipts' status) and the Transfer logs of configured tokens. */
+  async scanBlock(height: bigint): Promise<ScannedBlock> {
+    const block = await this.call(() => this.provider.getBlock(Number(height), true));
+    if (!block?.hash) throw new NodeUnavailableError(`block ${height} not available`);
+    const deposits: ObservedDeposit[] = [];
+    const withValue = block.prefetchedTransactions.filter((tx) => tx.to && tx.value > 0n);
+    const statuses = withValue.length ? await this.receiptStatuses(block) : new Map<string, number>();
+    for (const tx of withValue) {
+      if (statuses.get(tx.hash) !== 1) continue; // a reverted call moved no value
+      deposits.push(this.deposit('eth', tx.hash, NATIVE_INDEX, tx.to!, tx.value, block));
+    }
+    if (this.tokensByContract.size) {
+      const logs = await this.call(() =>
+        this.provider.getLogs({ blockHash: block.hash!, address: [...this.tokensByContract.keys()], topics: [TRANSFER_TOPIC] }),
+      );
+      for (const log of logs) {
+        const t = parseTransferLog(log);
+        const ticker = t && this.tokensByContract.get(getAddress(log.address));
+        if (!t || !ticker || t.value === 0n) continue;
+        deposits.push(this.deposit(ticker, log.transactionHash, log.index, t.to, t.value, block));
+      }
+    }
+    return { height, hash: block.hash, deposits };
+  }
+
+  private async receiptStatuses(block: Block): Promise<Map<string, number>> {
+    const receipts = (await this.call(() => this.provider.send('eth_getBlockReceipts', [`0x${block.number.toString(16)}`]))) as
+      | { transactionHash: string; status: string; blockHash: string }[]
+      | null;
+    const out = new Map<string, number>();
+    for (const r of receipts ?? []) if (r.blockHash === block.hash) out.set(r.transactionHash, Number(BigInt(r.status)));
+    return out;
+  }
+
+  private deposit(ticker: string, txid: string, index: number, to: string, amount: bigint, block: Block): ObservedDeposit {
+    return { network: this.network, ticker, txid, index, recipient: getAddress(to), amount, blockNumber: BigInt(block.number), blockHash: block.hash! };
+  }
+
+  async confirmations(d: ObservedDeposit): Promise<Confirmations> {
+    const [headNumber, block] = await Promise.all([
+      this.call(() => this.provider.getBlockNumber()),
+      this.call(() => this.provider.getBlock(Number(d.blockNumber))),
+    ]);
+    if (!block || block.hash !== d.blockHash) return { status: 'reorged', confirmations: 0 };
+    return { status: 'confirmed', confirmations: Math.max(0, headNumber - Number(d.blockNumber) + 1) };
+  }
+
+  async estimateForwardCost(ticker: string, priority: Priority): Promise<ForwardCostEstimate> {
+    const fees = await this.call(() => eip1559Fees(this.provider, priority));
+    if (this.asset(ticker).type === 'native') return { networkFee: ETH_TRANSFER_GAS * fees.maxFeePerGas, sponsorCost: 0n };
+    return { networkFee: 0n, sponsorCost: (TOKEN_TRANSFER_GAS_FALLBACK + ETH_TRANSFER_GAS) * fees.maxFeePerGas };
+  }
+
+  async prepareForward(req: ForwardRequest): Promise<ForwardPlan> {
+    if (!this.validateAddress(req.addressOut)) throw new InvalidRequestError(`not an address: ${req.addressOut}`);
+    const asset = this.asset(req.deposit.ticker);
+    const source = this.wallet(req.derivationIndex);
+    if (source.address !== req.deposit.recipient) throw new InvalidRequestError('derivation index does not own the deposit address');
+    const ctx = { provider: this.provider, chainId: this.opts.chainId, network: this.network };
+    if (asset.type === 'native') return this.locks.run(source.address, () => prepareEthForward(ctx, source, req));
+    const contract = this.opts.tokens[asset.ticker];
+    const tank = this.gasTank();
+    return this.locks.run(tank.address, () => this.locks.run(source.address, () => prepareTokenForward(ctx, source, tank, contract, req)));
+  }
+
+  async broadcast(plan: ForwardPlan): Promise<void> {
+    for (const [i, tx] of plan.txs.entries()) {
+      const mined = await this.call(() => this.provider.getTransactionReceipt(tx.txid));
+      if (!mined) await this.send(tx.raw, tx.txid);
+      // The token transfer needs the top-up's ether on chain first; the node refuses it before.
+      if (i < plan.txs.length - 1) await this.waitMined(tx.txid, this.opts.topupTimeoutMs ?? 120_000);
+    }
+  }
+
+  private async send(raw: string, txid: string): Promise<void> {
+    try {
+      await this.provider.broadcastTransaction(raw);
+    } catch (e) {
+      const msg = String((e as Error).message ?? e).toLowerCase();
+      if (msg.includes('already known') || msg.includes('already imported') || msg.includes('known transaction')) return;
+      // Same bytes already mined: the node reports the nonce as used. The receipt decides.
+      if (isError(e, 'NONCE_EXPIRED') && (await this.provider.getTransactionReceipt(txid))) return;
+      if (isError(e, 'NETWORK_ERROR') || isError(e, 'TIMEOUT') || isError(e, 'SERVER_ERROR')) throw new NodeUnavailableError(msg, { cause: e });
+      throw new BroadcastRejectedError(`${txid} rejected: ${msg}`, { cause: e });
+    }
+  }
+
+  private async waitMined(txid: string, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const r = await this.call(() => this.provider.getTransactionReceipt(txid));
+      if (r) {
+        if (r.status !== 1) throw new BroadcastRejectedError(`${txid} reverted`);
+        return;
+      }
+      await new Promise((res) => setTimeout(res, 250));
+    }
+    throw new NodeUnavailableError(`${txid} not mined within ${timeoutMs} ms`);
+  }
+
+  async forwardStatus(plan: ForwardPlan): Promise<ForwardStatus> {
+    const r = await this.call(() => this.provider.getTransactionReceipt(plan.txidOut));
+    if (!r) return { status: 'pending' };
+    if (r.status !== 1) return { status: 'failed', reason: 'reverted' };
+    return { status: 'confirmed', blockNumber: BigInt(r.blockNumber), blockHash: r.blockHash };
+  }
+
+  async close(): Promise<void> {
+    this.provider.destroy();
+  }
+
+  private asset(ticker: string) {
+    const a = ASSETS[ticker];
+    if (!a || a.network !== this.network) throw new InvalidRequestError(`${ticker} is not an asset of ${this.network}`);
+    if (a.type === 'token' && !this.opts.tokens[ticker]) throw new InvalidRequestError(`${ticker} has no configured contract`);
+    return a;
+  }
+
+  private async call<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      if (isError(e, 'NETWORK_ERROR') || isError(e, 'TIMEOUT') || isError(e, 'SERVER_ERROR') || isError(e, 'UNKNOWN_ERROR')) {
+        throw new NodeUnavailableError(String((e as Error).message), { cause: e });
+      }
+      throw e;
+    }
+  }
+}
+
+export function parseSignedTxid(raw: string): string {
+  return Transaction.from(raw).hash!;
+}

@@ -1,0 +1,31 @@
+import type { JsonRpcProvider } from 'ethers';
+import type { Priority } from '../../domain/assets';
+
+export interface Eip1559Fees {
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+}
+
+/** Reward percentile of recent blocks per priority. */
+const PERCENTILE: Record<Priority, number> = { slow: 10, default: 50, fast: 90 };
+/** Base fee headroom: a fee that survives this many full blocks of +12.5% each. */
+const BASE_FEE_MULTIPLIER: Record<Priority, bigint> = { slow: 2n, default: 2n, fast: 3n };
+/** When recent blocks carry no tips (quiet or local chains), still pay something. */
+const MIN_TIP = 1_000_000n; // 0.001 gwei
+
+/** EIP-1559 fees for a priority from eth_feeHistory: tip = reward percentile, max = k·baseFee + tip. */
+export async function eip1559Fees(provider: JsonRpcProvider, priority: Priority): Promise<Eip1559Fees> {
+  const history = (await provider.send('eth_feeHistory', ['0xa', 'pending', [PERCENTILE[priority]]])) as {
+    baseFeePerGas: string[];
+    reward?: string[][];
+  };
+  const baseFee = BigInt(history.baseFeePerGas[history.baseFeePerGas.length - 1]);
+  const rewards = (history.reward ?? []).map((r) => BigInt(r[0])).filter((r) => r > 0n).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const median = rewards.length ? rewards[Math.floor(rewards.length / 2)] : 0n;
+  const tip = median > MIN_TIP ? median : MIN_TIP;
+  return { maxPriorityFeePerGas: tip, maxFeePerGas: baseFee * BASE_FEE_MULTIPLIER[priority] + tip };
+}
+
+export const ETH_TRANSFER_GAS = 21_000n;
+/** ERC-20 transfer gas when estimation is impossible; estimates get 25% headroom. */
+export const TOKEN_TRANSFER_GAS_FALLBACK = 100_000n;

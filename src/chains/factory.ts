@@ -1,0 +1,37 @@
+import { ASSETS, NETWORKS } from '../domain/assets';
+import type { ChainAdapter } from './adapter';
+import { InvalidRequestError } from './adapter';
+import type { NetworkRuntime } from './config';
+import type { HdSeed } from './keys';
+import { jsonRpc } from './devnet/process';
+import { EvmAdapter } from './evm/adapter';
+import { SolAdapter } from './sol/adapter';
+import { UtxoAdapter } from './utxo/adapter';
+
+/** Contract or mint per token ticker of a network: the runtime override, else the registry's mainnet one. */
+export function tokenContracts(networkId: string, runtime: NetworkRuntime): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const a of Object.values(ASSETS)) {
+    if (a.network !== networkId || a.type !== 'token') continue;
+    const c = runtime.contracts[a.ticker] ?? (runtime.mode === 'mainnet' ? a.contract : undefined);
+    if (c) out[a.ticker] = c;
+  }
+  return out;
+}
+
+/** The one way to get an adapter: the deposit workflow's activities and the watchers call this. */
+export async function createAdapter(networkId: string, runtime: NetworkRuntime, seed: HdSeed): Promise<ChainAdapter> {
+  const net = NETWORKS[networkId];
+  if (!net) throw new InvalidRequestError(`unknown network ${networkId}`);
+  const tokens = tokenContracts(networkId, runtime);
+  switch (net.family) {
+    case 'evm': {
+      const chainId = BigInt(await jsonRpc<string>(runtime.rpcUrl, 'eth_chainId'));
+      return new EvmAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, chainId, seed, tokens });
+    }
+    case 'utxo':
+      return new UtxoAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, seed });
+    case 'sol':
+      return new SolAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, seed, tokens });
+  }
+}

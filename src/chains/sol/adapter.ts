@@ -1,0 +1,170 @@
+import { Connection, Keypair, SendTransactionError } from '@solana/web3.js';
+import { ASSETS, NETWORKS, type Priority } from '../../domain/assets';
+import {
+  BroadcastRejectedError,
+  InvalidRequestError,
+  NodeUnavailableError,
+  type ChainAdapter,
+  type Confirmations,
+  type Cursor,
+  type ForwardCostEstimate,
+  type ForwardPlan,
+  type ForwardRequest,
+  type ForwardStatus,
+  type ObservedDeposit,
+  type ScanBatch,
+  type ScannedBlock,
+} from '../adapter';
+import { deriveSolKeypair, validateAddress } from '../addresses';
+import type { ChainMode } from '../config';
+import type { HdSeed } from '../keys';
+import { solFeePayerSeed } from '../sponsor';
+import { ACCOUNT_SIZE } from '@solana/spl-token';
+import { LAMPORTS_PER_SIGNATURE, prepareSolForward, prepareSplForward, recentBlockhashOf } from './forward';
+import { depositsOfTx } from './scan';
+
+export interface SolAdapterOptions {
+  network: string;
+  mode: ChainMode;
+  rpcUrl: string;
+  seed: HdSeed;
+  /** ticker → SPL mint of the configured tokens. */
+  tokens: Record<string, string>;
+}
+
+/**
+ * Solana: a "block" is a confirmed slot. Finality is binary (SPEC 2.4): 1 once the deposit's
+ * transaction is finalized, else 0; a transaction the cluster forgot is reported as reorged.
+ */
+export class SolAdapter implements ChainAdapter {
+  readonly network: string;
+  readonly connection: Connection;
+  private readonly mints = new Map<string, string>();
+  private readonly nativeTicker: string;
+
+  constructor(private readonly opts: SolAdapterOptions) {
+    this.network = opts.network;
+    this.nativeTicker = NETWORKS[opts.network].nativeTicker;
+    this.connection = new Connection(opts.rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+    for (const [ticker, mint] of Object.entries(opts.tokens)) this.mints.set(mint, ticker);
+  }
+
+  validateAddress(address: string): boolean {
+    return validateAddress(this.network, this.opts.mode, address);
+  }
+
+  deriveAddressIn(index: bigint): string {
+    return deriveSolKeypair(this.opts.seed, this.network, this.opts.mode, index).address;
+  }
+
+  feePayer(): Keypair {
+    return Keypair.fromSeed(solFeePayerSeed(this.opts.seed));
+  }
+
+  async head(): Promise<Cursor & { hash: string }> {
+    const slot = await this.call(() => this.connection.getSlot('confirmed'));
+    const block = await this.call(() => this.connection.getBlock(slot, { maxSupportedTransactionVersion: 0, transactionDetails: 'none', rewards: false }));
+    return { height: BigInt(slot), hash: block?.blockhash ?? '' };
+  }
+
+  async scan(cursor: Cursor | null, maxBlocks = 100): Promise<ScanBatch> {
+    const head = await this.head();
+    if (!cursor) return { blocks: [], cursor: head, rewound: false };
+    if (head.height <= cursor.height) return { blocks: [], cursor, rewound: false };
+    // Skipped slots have no block; getBlocks lists the ones that exist.
+    const end = Number(head.height);
+    const slots = (await this.call(() => this.connection.getBlocks(Number(cursor.height) + 1, end, 'confirmed'))).slice(0, maxBlocks);
+    const blocks: ScannedBlock[] = [];
+    for (const slot of slots) {
+      const b = await this.call(() =>
+        this.connection.getBlock(slot, { maxSupportedTransactionVersion: 0, transactionDetails: 'full', rewards: false, commitment: 'confirmed' }),
+      );
+      if (!b) continue;
+      const ctx = { network: this.network, nativeTicker: this.nativeTicker, mints: this.mints, slot: BigInt(slot), blockhash: b.blockhash };
+      blocks.push({ height: BigInt(slot), hash: b.blockhash, deposits: b.transactions.flatMap((tx) => depositsOfTx(tx, ctx)) });
+    }
+    // With fewer than maxBlocks existing blocks the whole range up to the head has been read.
+    const next: Cursor = slots.length < maxBlocks ? head : { height: blocks[blocks.length - 1].height, hash: blocks[blocks.length - 1].hash };
+    return { blocks, cursor: next, rewound: false };
+  }
+
+  async confirmations(d: ObservedDeposit): Promise<Confirmations> {
+    const { value } = await this.call(() => this.connection.getSignatureStatuses([d.txid], { searchTransactionHistory: true }));
+    const s = value[0];
+    if (!s || s.err) return { status: 'reorged', confirmations: 0 };
+    return { status: 'confirmed', confirmations: s.confirmationStatus === 'finalized' ? 1 : 0 };
+  }
+
+  async estimateForwardCost(ticker: string, _priority: Priority): Promise<ForwardCostEstimate> {
+    const a = this.asset(ticker);
+    if (a.type === 'native') return { networkFee: LAMPORTS_PER_SIGNATURE, sponsorCost: 0n };
+    // Worst case: the merchant's token account does not exist yet.
+    const rent = BigInt(await this.call(() => this.connection.getMinimumBalanceForRentExemption(ACCOUNT_SIZE)));
+    return { networkFee: 0n, sponsorCost: 2n * LAMPORTS_PER_SIGNATURE + rent };
+  }
+
+  async prepareForward(req: ForwardRequest): Promise<ForwardPlan> {
+    const a = this.asset(req.deposit.ticker);
+    if (!this.validateAddress(req.addressOut)) throw new InvalidRequestError(`not a Solana address: ${req.addressOut}`);
+    const source = deriveSolKeypair(this.opts.seed, this.network, this.opts.mode, req.derivationIndex).keypair;
+    if (source.publicKey.toBase58() !== req.deposit.recipient) throw new InvalidRequestError('derivation index does not own the deposit address');
+    const ctx = { connection: this.connection, network: this.network, source, feePayer: this.feePayer() };
+    return this.call(() => (a.type === 'native' ? prepareSolForward(ctx, req) : prepareSplForward(ctx, this.opts.tokens[a.ticker], req)));
+  }
+
+  async broadcast(plan: ForwardPlan): Promise<void> {
+    for (const tx of plan.txs) {
+      const { value } = await this.call(() => this.connection.getSignatureStatuses([tx.txid], { searchTransactionHistory: true }));
+      if (value[0]) continue; // already landed
+      try {
+        await this.connection.sendRawTransaction(Buffer.from(tx.raw, 'hex'), { skipPreflight: false, preflightCommitment: 'confirmed', maxRetries: 5 });
+      } catch (e) {
+        const msg = String((e as Error).message).toLowerCase();
+        if (msg.includes('already been processed') || msg.includes('alreadyprocessed')) continue;
+        if (e instanceof SendTransactionError) throw new BroadcastRejectedError(`${tx.txid} rejected: ${(e as Error).message}`, { cause: e });
+        throw new NodeUnavailableError(String((e as Error).message), { cause: e });
+      }
+    }
+  }
+
+  async forwardStatus(plan: ForwardPlan): Promise<ForwardStatus> {
+    const { value } = await this.call(() => this.connection.getSignatureStatuses([plan.txidOut], { searchTransactionHistory: true }));
+    const s = value[0];
+    if (s?.err) return { status: 'failed', reason: JSON.stringify(s.err) };
+    if (s && (s.confirmationStatus === 'confirmed' || s.confirmationStatus === 'finalized')) {
+      const b = await this.call(() => this.connection.getBlock(s.slot, { maxSupportedTransactionVersion: 0, transactionDetails: 'none', rewards: false }));
+      return { status: 'confirmed', blockNumber: BigInt(s.slot), blockHash: b?.blockhash ?? '' };
+    }
+    if (!s) {
+      // Bytes whose blockhash expired can never land: permanent, and a fresh plan cannot double-send.
+      const last = plan.txs[plan.txs.length - 1];
+      const valid = await this.call(() => this.connection.isBlockhashValid(recentBlockhashOf(last.raw), { commitment: 'confirmed' }));
+      if (!valid.value) return { status: 'failed', reason: 'blockhash expired before the transaction landed' };
+    }
+    return { status: 'pending' };
+  }
+
+  async close(): Promise<void> {
+    // The web socket is opened lazily for subscriptions; close it so the process (and surfnet) can stop.
+    const ws = (this.connection as unknown as { _rpcWebSocket?: { close(): void } })._rpcWebSocket;
+    ws?.close();
+  }
+
+  private asset(ticker: string) {
+    const a = ASSETS[ticker];
+    if (!a || a.network !== this.network) throw new InvalidRequestError(`${ticker} is not an asset of ${this.network}`);
+    if (a.type === 'token' && !this.opts.tokens[ticker]) throw new InvalidRequestError(`${ticker} has no configured mint`);
+    return a;
+  }
+
+  private async call<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      if (e instanceof SendTransactionError || e instanceof InvalidRequestError) throw e;
+      const msg = String((e as Error).message);
+      if (/fetch failed|ECONNREFUSED|socket|timed out|429|50\d/i.test(msg)) throw new NodeUnavailableError(msg, { cause: e });
+      throw e;
+    }
+  }
+}

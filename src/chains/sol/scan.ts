@@ -1,0 +1,48 @@
+import { getAssociatedTokenAddressSync } from '@solana/spl-token';
+import { PublicKey, type VersionedBlockResponse } from '@solana/web3.js';
+import type { ObservedDeposit } from '../adapter';
+
+type BlockTx = VersionedBlockResponse['transactions'][number];
+
+/**
+ * Deposits of one successful transaction from its balance changes: a SOL deposit is an account whose
+ * lamports rose (index = that account's position in the transaction); an SPL deposit is an associated
+ * token account of a configured mint whose token amount rose, reported to its owner (index = the token
+ * account's position). Positions are distinct accounts, so identities never collide.
+ */
+export function depositsOfTx(
+  tx: BlockTx,
+  ctx: { network: string; nativeTicker: string; mints: Map<string, string>; slot: bigint; blockhash: string },
+): ObservedDeposit[] {
+  const meta = tx.meta;
+  if (!meta || meta.err) return [];
+  const keys = tx.transaction.message.getAccountKeys({ accountKeysFromLookups: meta.loadedAddresses });
+  const txid = tx.transaction.signatures[0];
+  const out: ObservedDeposit[] = [];
+  const base = { network: ctx.network, txid, blockNumber: ctx.slot, blockHash: ctx.blockhash };
+  const signers = tx.transaction.message.header.numRequiredSignatures;
+  for (let i = signers; i < meta.postBalances.length; i++) {
+    // Signers pay fees and can only lose lamports to a deposit; a rise elsewhere is a payment.
+    const delta = BigInt(meta.postBalances[i]) - BigInt(meta.preBalances[i]);
+    const key = keys.get(i);
+    if (delta > 0n && key) out.push({ ...base, ticker: ctx.nativeTicker, index: i, recipient: key.toBase58(), amount: delta });
+  }
+  for (const post of meta.postTokenBalances ?? []) {
+    const ticker = ctx.mints.get(post.mint);
+    if (!ticker || !post.owner) continue;
+    const pre = (meta.preTokenBalances ?? []).find((p) => p.accountIndex === post.accountIndex);
+    const delta = BigInt(post.uiTokenAmount.amount) - BigInt(pre?.uiTokenAmount.amount ?? '0');
+    const account = keys.get(post.accountIndex);
+    if (delta <= 0n || !account) continue;
+    // Only the owner's associated token account is one the gateway can forward from.
+    let ata: PublicKey;
+    try {
+      ata = getAssociatedTokenAddressSync(new PublicKey(post.mint), new PublicKey(post.owner), false, post.programId ? new PublicKey(post.programId) : undefined);
+    } catch {
+      continue; // an off-curve owner (a program account) is never an address_in
+    }
+    if (!ata.equals(account)) continue;
+    out.push({ ...base, ticker, index: post.accountIndex, recipient: post.owner, amount: delta });
+  }
+  return out;
+}

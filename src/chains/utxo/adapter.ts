@@ -1,0 +1,190 @@
+import { ASSETS, NETWORKS, type Priority } from '../../domain/assets';
+import {
+  BroadcastRejectedError,
+  InvalidRequestError,
+  NodeUnavailableError,
+  type ChainAdapter,
+  type Confirmations,
+  type Cursor,
+  type ForwardCostEstimate,
+  type ForwardPlan,
+  type ForwardRequest,
+  type ForwardStatus,
+  type ObservedDeposit,
+  type ScanBatch,
+  type ScannedBlock,
+} from '../adapter';
+import { deriveUtxoKey, validateAddress } from '../addresses';
+import type { ChainMode } from '../config';
+import type { HdSeed } from '../keys';
+import { feeRate, forwardVsize, prepareUtxoForward } from './forward';
+import { BitcoinRpc, RpcError, toSats } from './rpc';
+
+export interface UtxoAdapterOptions {
+  network: string;
+  mode: ChainMode;
+  rpcUrl: string;
+  seed: HdSeed;
+  /** sat/vB when the node cannot estimate (regtest, a fresh node). */
+  fallbackFeeRate?: bigint;
+  rewindDepth?: number;
+}
+
+interface RpcVout {
+  value: string;
+  n: number;
+  scriptPubKey: { address?: string; addresses?: string[]; type?: string };
+}
+interface RpcTx {
+  txid: string;
+  vin: { coinbase?: string }[];
+  vout: RpcVout[];
+}
+interface RpcBlock {
+  hash: string;
+  height: number;
+  tx: RpcTx[];
+}
+
+/** Node answers that mean "these bytes are already in the mempool or a block": success, never a resend. */
+const ALREADY_KNOWN = ['txn-already-known', 'txn-already-in-mempool', 'already in block chain', 'transaction already in block chain'];
+
+export class UtxoAdapter implements ChainAdapter {
+  readonly network: string;
+  readonly rpc: BitcoinRpc;
+  private readonly ticker: string;
+
+  constructor(private readonly opts: UtxoAdapterOptions) {
+    this.network = opts.network;
+    this.rpc = new BitcoinRpc(opts.rpcUrl);
+    this.ticker = NETWORKS[opts.network].nativeTicker;
+  }
+
+  validateAddress(address: string): boolean {
+    return validateAddress(this.network, this.opts.mode, address);
+  }
+
+  deriveAddressIn(index: bigint): string {
+    return deriveUtxoKey(this.opts.seed, this.network, this.opts.mode, index).address;
+  }
+
+  async head(): Promise<Cursor & { hash: string }> {
+    const height = await this.rpc.call<number>('getblockcount');
+    const hash = await this.rpc.call<string>('getblockhash', [height]);
+    return { height: BigInt(height), hash };
+  }
+
+  async scan(cursor: Cursor | null, maxBlocks = 20): Promise<ScanBatch> {
+    const head = await this.head();
+    if (!cursor) return { blocks: [], cursor: head, rewound: false };
+    let from = cursor.height;
+    let rewound = false;
+    if (cursor.hash !== null && cursor.height <= head.height && (await this.hashAt(cursor.height)) !== cursor.hash) {
+      rewound = true;
+      from = cursor.height - BigInt(this.opts.rewindDepth ?? 6);
+      if (from < -1n) from = -1n;
+    }
+    const blocks: ScannedBlock[] = [];
+    let next: Cursor = rewound ? { height: from, hash: null } : cursor;
+    for (let h = from + 1n; h <= head.height && blocks.length < maxBlocks; h++) {
+      const hash = await this.rpc.call<string>('getblockhash', [Number(h)]);
+      const block = await this.rpc.call<RpcBlock>('getblock', [hash, 2]);
+      blocks.push({ height: h, hash, deposits: this.depositsOf(block) });
+      next = { height: h, hash };
+    }
+    return { blocks, cursor: next, rewound };
+  }
+
+  private async hashAt(height: bigint): Promise<string | null> {
+    try {
+      return await this.rpc.call<string>('getblockhash', [Number(height)]);
+    } catch (e) {
+      if (e instanceof RpcError) return null;
+      throw e;
+    }
+  }
+
+  private depositsOf(block: RpcBlock): ObservedDeposit[] {
+    const out: ObservedDeposit[] = [];
+    for (const tx of block.tx) {
+      // Coinbase outputs cannot be spent for 100 blocks; a payment gateway does not take them.
+      if (tx.vin.some((i) => i.coinbase !== undefined)) continue;
+      for (const v of tx.vout) {
+        const address = v.scriptPubKey.address ?? (v.scriptPubKey.addresses?.length === 1 ? v.scriptPubKey.addresses[0] : undefined);
+        const amount = toSats(v.value);
+        if (!address || amount === 0n) continue;
+        out.push({
+          network: this.network,
+          ticker: this.ticker,
+          txid: tx.txid,
+          index: v.n,
+          recipient: address,
+          amount,
+          blockNumber: BigInt(block.height),
+          blockHash: block.hash,
+        });
+      }
+    }
+    return out;
+  }
+
+  async confirmations(d: ObservedDeposit): Promise<Confirmations> {
+    try {
+      const header = await this.rpc.call<{ confirmations: number }>('getblockheader', [d.blockHash, true]);
+      // Bitcoin Core reports -1 for a block that is known but not on the active chain.
+      if (header.confirmations < 1) return { status: 'reorged', confirmations: 0 };
+      return { status: 'confirmed', confirmations: header.confirmations };
+    } catch (e) {
+      if (e instanceof RpcError && e.code === -5) return { status: 'reorged', confirmations: 0 };
+      throw e;
+    }
+  }
+
+  async estimateForwardCost(ticker: string, priority: Priority): Promise<ForwardCostEstimate> {
+    this.assertTicker(ticker);
+    const rate = await feeRate(this.rpc, priority, this.opts.fallbackFeeRate);
+    const net = deriveUtxoKey(this.opts.seed, this.network, this.opts.mode, 0n).network;
+    return { networkFee: rate * forwardVsize(net.segwit, 1), sponsorCost: 0n };
+  }
+
+  async prepareForward(req: ForwardRequest): Promise<ForwardPlan> {
+    this.assertTicker(req.deposit.ticker);
+    if (!this.validateAddress(req.addressOut)) throw new InvalidRequestError(`not a ${this.network} address: ${req.addressOut}`);
+    const key = deriveUtxoKey(this.opts.seed, this.network, this.opts.mode, req.derivationIndex);
+    if (key.address !== req.deposit.recipient) throw new InvalidRequestError('derivation index does not own the deposit address');
+    return prepareUtxoForward({ rpc: this.rpc, network: this.network, key, fallbackFeeRate: this.opts.fallbackFeeRate }, req);
+  }
+
+  async broadcast(plan: ForwardPlan): Promise<void> {
+    for (const tx of plan.txs) {
+      try {
+        await this.rpc.call<string>('sendrawtransaction', [tx.raw]);
+      } catch (e) {
+        if (!(e instanceof RpcError)) throw e;
+        const msg = e.message.toLowerCase();
+        if (ALREADY_KNOWN.some((k) => msg.includes(k))) continue;
+        throw new BroadcastRejectedError(`${tx.txid} rejected: ${e.message}`, { cause: e });
+      }
+    }
+  }
+
+  async forwardStatus(plan: ForwardPlan): Promise<ForwardStatus> {
+    try {
+      const tx = await this.rpc.call<{ confirmations?: number; blockhash?: string }>('getrawtransaction', [plan.txidOut, true]);
+      if (!tx.blockhash || !tx.confirmations) return { status: 'pending' };
+      const header = await this.rpc.call<{ height: number }>('getblockheader', [tx.blockhash, true]);
+      return { status: 'confirmed', blockNumber: BigInt(header.height), blockHash: tx.blockhash };
+    } catch (e) {
+      if (e instanceof RpcError && e.code === -5) return { status: 'pending' };
+      throw e;
+    }
+  }
+
+  async close(): Promise<void> {}
+
+  private assertTicker(ticker: string): void {
+    if (ticker !== this.ticker || !ASSETS[ticker]) throw new InvalidRequestError(`${ticker} is not the asset of ${this.network}`);
+  }
+}
+
+export { NodeUnavailableError };
