@@ -1,3 +1,4 @@
 // Bundle entry for the worker: every workflow the gateway runs is exported here.
 export { systemCheck } from './system-check';
 export { deliveryWorkflow } from './delivery';
+export { depositWorkflow } from './deposit';

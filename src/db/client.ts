@@ -16,7 +16,27 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 export interface Database {
   db: Db;
   kind: 'postgres' | 'pglite';
+  /**
+   * Runs fn while holding a named lock across every process on this database (a PostgreSQL session
+   * advisory lock on its own connection); with PGlite, which one process owns, an in-process queue.
+   */
+  withLock<T>(name: string, fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+/** In-process serialisation by name: each caller waits for the previous holder of the same name. */
+function inProcessLocks() {
+  const tails = new Map<string, Promise<unknown>>();
+  return async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+    const prev = tails.get(name) ?? Promise.resolve();
+    const run = prev.catch(() => undefined).then(fn);
+    tails.set(name, run);
+    try {
+      return await run;
+    } finally {
+      if (tails.get(name) === run) tails.delete(name);
+    }
+  };
 }
 
 export const MIGRATIONS_FOLDER = path.resolve(__dirname, '../../drizzle');
@@ -40,7 +60,22 @@ export async function openPostgres(url: string, opts: { migrate?: boolean; max?:
       client.release();
     }
   }
-  return { db, kind: 'postgres', close: () => pool.end() };
+  const local = inProcessLocks();
+  const withLock = <T>(name: string, fn: () => Promise<T>) =>
+    local(name, async () => {
+      const client = await pool.connect();
+      try {
+        await client.query('SELECT pg_advisory_lock(hashtext($1))', [name]);
+        try {
+          return await fn();
+        } finally {
+          await client.query('SELECT pg_advisory_unlock(hashtext($1))', [name]);
+        }
+      } finally {
+        client.release();
+      }
+    });
+  return { db, kind: 'postgres', withLock, close: () => pool.end() };
 }
 
 /** Embedded PostgreSQL (WASM) for the one-command default; `dir` undefined means in memory. */
@@ -52,7 +87,7 @@ export async function openPglite(dir: string | undefined, opts: { migrate?: bool
   if (opts.migrate !== false) {
     await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder: MIGRATIONS_FOLDER });
   }
-  return { db, kind: 'pglite', close: () => client.close() };
+  return { db, kind: 'pglite', withLock: inProcessLocks(), close: () => client.close() };
 }
 
 /** DATABASE_URL set → that server; unset → PGlite under DATA_DIR/pglite. */

@@ -1,0 +1,39 @@
+import Decimal from 'decimal.js';
+import { recentForwardedOfHost, type ConfigRow } from '../src/db/queries/payments';
+import { ASSETS, NETWORKS, type Asset } from '../src/domain/assets';
+import { chooseFeePercent, type FeePolicy } from '../src/domain/fees';
+import type { Db } from '../src/db/client';
+import type { PriceSource } from '../src/prices/source';
+
+const THIRTY_DAYS_MS = 30 * 24 * 3600 * 1000;
+
+/** Rolling 30-day USDT volume of a callback host: forwarded payments with a captured price. */
+export async function rollingVolumeUsdt(db: Db, host: string, now = new Date()): Promise<string> {
+  const rows = await recentForwardedOfHost(db, host, new Date(now.getTime() - THIRTY_DAYS_MS));
+  let total = new Decimal(0);
+  for (const r of rows) {
+    if (!r.price || !ASSETS[r.ticker]) continue;
+    total = total.plus(new Decimal(r.valueBase).div(new Decimal(10).pow(ASSETS[r.ticker].decimals)).mul(r.price));
+  }
+  return total.toFixed(2, Decimal.ROUND_DOWN);
+}
+
+/** The percentage for a payment: domain override, else the host's volume tier, else the asset default. */
+export async function chooseFeeFor(deps: { db: Db; feePolicy: FeePolicy }, config: ConfigRow, asset: Asset): Promise<string> {
+  const host = new URL(config.callbackUrl).hostname.toLowerCase();
+  return chooseFeePercent({
+    policy: deps.feePolicy,
+    callbackHost: host,
+    rollingVolumeUsdt: await rollingVolumeUsdt(deps.db, host),
+    assetDefault: asset.feePercent,
+  });
+}
+
+/** Units of `asset` per one unit of its network's native coin (e.g. USDT per ETH), from USDT quotes. */
+export async function priceOfNativeInAsset(prices: PriceSource, asset: Asset): Promise<string | undefined> {
+  const native = ASSETS[NETWORKS[asset.network].nativeTicker];
+  if (native.ticker === asset.ticker) return '1';
+  const [n, a] = await Promise.all([prices.usdt(native.symbol), prices.usdt(asset.symbol)]);
+  if (!n || !a) return undefined;
+  return new Decimal(n).div(a).toFixed(18, Decimal.ROUND_UP);
+}

@@ -1,0 +1,127 @@
+// One durable workflow per observed deposit (DESIGN 1): eligibility → optional pending callback →
+// finality → forward (signed once, stored, broadcast) → immutable snapshot → confirmed callback → done.
+import { ApplicationFailure, defineQuery, proxyActivities, setHandler, sleep, upsertSearchAttributes } from '@temporalio/workflow';
+import type { DepositActivities, DepositInput, PaymentInfo } from '../activities/deposit';
+import { transition, type Effect, type LifecycleEvent, type LifecycleState } from '../src/domain/lifecycle';
+import { SA_CALLBACK_HOST, SA_PAYMENT_UUID, SA_STAGE, SA_TICKER, SA_TXID_IN } from '../src/domain/search-attributes';
+import { PaymentDelivery, resendSignal, startPendingDelivery, type DeliveryStatus, type PendingDelivery } from './delivery';
+
+/** Chain reads and DB writes: retried with backoff, bounded per call; a node outage only delays. */
+const acts = proxyActivities<DepositActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '2 minutes' },
+});
+
+/** The forward signs and broadcasts: a lost worker must not make a long gap, and a permanent error ends it. */
+const forwardActs = proxyActivities<DepositActivities>({
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+});
+
+export interface DepositWorkflowOptions {
+  /** How often confirmations and the forward's inclusion are polled (workflow time). */
+  pollInterval?: string;
+}
+
+export interface DepositStatus {
+  uuid: string | null;
+  state: LifecycleState;
+  confirmations: number;
+  required: number | null;
+  txidOut: string | null;
+  reason: string | null;
+  delivery: DeliveryStatus | null;
+}
+
+export const depositStatusQuery = defineQuery<DepositStatus>('status');
+
+export async function depositWorkflow(input: DepositInput, opts: DepositWorkflowOptions = {}): Promise<DepositStatus> {
+  const poll = opts.pollInterval ?? '15 seconds';
+  const status: DepositStatus = { uuid: null, state: 'observed', confirmations: 0, required: null, txidOut: null, reason: null, delivery: null };
+  const live: { delivery?: PaymentDelivery } = {};
+  setHandler(depositStatusQuery, () => ({ ...status, delivery: live.delivery?.status ?? null }));
+  // Registered at once; a resend counts only once the six automatic attempts are spent (serveResends).
+  setHandler(resendSignal, () => {
+    if (live.delivery) live.delivery.status.resendsRequested++;
+  });
+
+  const payment: PaymentInfo = await acts.recordDeposit(input);
+  status.uuid = payment.uuid;
+  status.required = payment.requiredConfirmations;
+  const delivery = new PaymentDelivery(payment.uuid, { registerHandlers: false });
+  live.delivery = delivery;
+  upsertSearchAttributes([
+    { key: SA_TICKER, value: payment.ticker },
+    { key: SA_CALLBACK_HOST, value: payment.callbackHost },
+    { key: SA_PAYMENT_UUID, value: payment.uuid },
+    { key: SA_TXID_IN, value: payment.txidIn },
+    { key: SA_STAGE, value: 'pending' },
+  ]);
+
+  const apply = async (event: LifecycleEvent): Promise<Effect[]> => {
+    const t = transition(status.state, event);
+    status.state = t.state;
+    upsertSearchAttributes([{ key: SA_STAGE, value: t.state }]);
+    for (const e of t.effects) {
+      if (e.type === 'record_failure') {
+        status.reason = e.reason;
+        await acts.markFailed(payment.uuid, e.reason);
+      }
+    }
+    return t.effects;
+  };
+
+  // Price or cost evidence missing (evidence=false): the pending callback is withheld and the deposit goes
+  // on; the forward activity keeps retrying until the cost can be recovered.
+  const evaluation = await acts.evaluate(payment.uuid);
+  if (!evaluation.eligible) {
+    await apply({ type: 'ineligible', reason: evaluation.reason });
+    return status;
+  }
+  const eligibleEffects = await apply({ type: 'eligible', notifyPending: payment.notifyPending, evidence: evaluation.evidence });
+  let pending: PendingDelivery | undefined;
+  if (eligibleEffects.some((e) => e.type === 'start_pending_delivery')) {
+    pending = startPendingDelivery({ paymentUuid: payment.uuid, snapshot: await acts.pendingSnapshot(payment.uuid) }, delivery.status.pending);
+  }
+
+  // Finality: incoming confirmations only; a reorg before finality fails the payment with no forward.
+  for (;;) {
+    const c = await acts.confirmations(payment.uuid);
+    if (c.status === 'reorged') {
+      await apply({ type: 'reorged' });
+      await pending?.cancel();
+      return status;
+    }
+    status.confirmations = c.confirmations;
+    if (c.confirmations >= payment.requiredConfirmations) break;
+    await sleep(poll);
+  }
+
+  // The confirmed stage begins: pending is cancelled before anything else happens (SPEC 3 rule 1).
+  await apply({ type: 'finality_reached' });
+  await pending?.cancel();
+  await acts.markProcessing(payment.uuid);
+
+  const { txidOut } = await forwardActs.forward(payment.uuid);
+  status.txidOut = txidOut;
+  for (;;) {
+    const s = await acts.forwardStatus(payment.uuid);
+    if (s === 'confirmed') break;
+    if (s === 'failed') {
+      await apply({ type: 'forward_failed', reason: `forward ${txidOut} failed on chain` });
+      throw ApplicationFailure.nonRetryable(`forward ${txidOut} failed on chain; operator attention needed`);
+    }
+    await sleep(poll);
+  }
+
+  const snapshot = await acts.confirmedSnapshot(payment.uuid);
+  await apply({ type: 'forwarded' });
+  const outcome = await delivery.runConfirmed(snapshot);
+  if (outcome.state === 'delivered') {
+    await apply({ type: 'confirmed_delivered' });
+  } else {
+    await delivery.serveResends();
+    if (delivery.delivered) await apply({ type: 'confirmed_delivered' });
+  }
+  return status;
+}
