@@ -22,6 +22,11 @@ export function errorHandler(log: LogFn): ErrorRequestHandler {
     else if (err?.type === 'entity.too.large') e = new GatewayError(1001, 'The request body is too large.', { body: ['Request body exceeds the size limit.'] });
     else if (typeof err?.type === 'string' && err.type.startsWith('encoding.') || err?.type === 'charset.unsupported')
       e = new GatewayError(1001, 'The request body encoding is not supported.', { body: ['Unsupported encoding.'] });
+    else if (err?.type === 'parameters.too.many')
+      e = new GatewayError(1001, 'The request body has too many parameters.', { body: ['Too many parameters.'] });
+    else if (typeof err?.type === 'string' && err?.expose === true && err.status >= 400 && err.status < 500)
+      // Any other body-parser refusal (aborted or truncated body, …) is the client's; its text stays out.
+      e = new GatewayError(1001, 'The request body could not be read.', { body: ['Unreadable request body.'] });
     else {
       log('unhandled API error', err);
       e = new GatewayError(1501);

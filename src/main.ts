@@ -2,6 +2,9 @@ import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { createApp } from '../api/app';
+import { publicRoutes } from '../api/routes';
+import { chainConfigFromEnv } from './chains/config';
+import { HdSeed } from './chains/keys';
 import { createActivities } from '../activities';
 import { loadConfig, ConfigError, type Config } from './config';
 import { openDatabase, type Database } from './db/client';
@@ -74,7 +77,11 @@ async function main(cfg: Config): Promise<void> {
   const client = new Client({ connection: clientConnection, namespace: cfg.temporalNamespace });
   void client;
 
-  const app = createApp();
+  const seed = HdSeed.loadOrCreate({ mnemonic: cfg.mnemonic, mnemonicFile: cfg.mnemonicFile, dataDir: cfg.dataDir });
+  const chains = chainConfigFromEnv(process.env);
+  // The callback signer supplies this; until it is wired, GET /api/pubkey answers "Public key not configured.".
+  const getPublicKeyPem = async (): Promise<string | undefined> => undefined;
+  const app = createApp({ routes: publicRoutes({ db: database.db, seed, chains, config: cfg, getPublicKeyPem }) });
   const server = http.createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,0 +1,56 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { allAssetViews, confirmationsRequired, isServed, minimumText } from '../assets';
+import type { PublicDeps } from '../deps';
+import { DecimalString, errorResponses } from '../schemas';
+
+/** SPEC 4.4 / 2.1: the enabled assets of configured networks, keyed by canonical ticker. */
+
+export const CatalogEntry = z
+  .strictObject({
+    name: z.string().meta({ description: 'Display name' }),
+    ticker: z.string().meta({ description: 'Canonical ticker' }),
+    minimum: DecimalString.nullable().meta({ description: 'Current processing minimum; null while unavailable (never substitute 0)' }),
+    decimals: z.int(),
+    type: z.enum(['native', 'token']),
+    asset_name: z.string(),
+    symbol: z.string(),
+    network_name: z.string(),
+    confirmations_required: z.int().meta({ description: 'Confirmations or finality requirement; 1 for the sol family' }),
+  })
+  .meta({ id: 'CatalogEntry' });
+
+export const CatalogResponse = z.record(z.string(), CatalogEntry).meta({ id: 'Catalog' });
+
+export function catalogRoutes(deps: PublicDeps): Router {
+  const r = Router();
+  r.get('/api/cryptocurrencies', async (_req, res) => {
+    const out: Record<string, z.infer<typeof CatalogEntry>> = {};
+    for (const v of (await allAssetViews(deps.db, deps.chains)).filter(isServed)) {
+      out[v.asset.ticker] = {
+        name: v.asset.name,
+        ticker: v.asset.ticker,
+        minimum: minimumText(v),
+        decimals: v.asset.decimals,
+        type: v.asset.type,
+        asset_name: v.asset.name,
+        symbol: v.asset.symbol,
+        network_name: v.network.name,
+        confirmations_required: confirmationsRequired(v),
+      };
+    }
+    res.json(out);
+  });
+  return r;
+}
+
+export function registerCatalogOpenApi(registry: OpenAPIRegistry): void {
+  registry.registerPath({
+    method: 'get',
+    path: '/api/cryptocurrencies',
+    summary: 'List enabled assets',
+    description: 'Assets that are enabled and whose network this gateway serves, keyed by canonical ticker.',
+    responses: { 200: { description: 'Catalog', content: { 'application/json': { schema: CatalogResponse } } }, ...errorResponses([]) },
+  });
+}

@@ -1,0 +1,185 @@
+import express, { Router, type Request } from 'express';
+import { z } from 'zod';
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { deriveAddressIn, validateAddress } from '../../src/chains/addresses';
+import { createOrGetConfig } from '../../src/db/queries/configs';
+import { tickerFromPath, PRIORITIES, type Priority } from '../../src/domain/assets';
+import { GatewayError, type FieldErrors } from '../../src/domain/errors';
+import { formatUnits } from '../../src/domain/money';
+import { confirmationsRequired, minimumOrFloor, resolveAsset, type AssetView } from '../assets';
+import type { PublicDeps } from '../deps';
+import { ChainTokenParams, DecimalString, TickerParams, errorResponses, fieldErrors } from '../schemas';
+import { callbackUrlProblems, CALLBACK_URL_MAX } from '../validation/callback-url';
+
+/** SPEC 4.6: create (or find) the payment configuration of a callback URL. */
+
+export const BODY_LIMIT = '16kb';
+const ADDRESS_OUT_MAX = 500;
+
+const flag = (description: string) =>
+  z
+    .union([z.literal(0), z.literal(1), z.literal('0'), z.literal('1')], { error: 'Must be 0 or 1.' })
+    .optional()
+    .meta({ description: `${description} (0 or 1, default 0)` });
+
+const text = (max: number) =>
+  z
+    .string({ error: (iss) => (iss.input === undefined ? 'Required.' : 'Must be a single string value.') })
+    .max(max, { error: `Must be at most ${max} characters.` });
+
+/** The parameters of all three transports (GET query, POST form, POST JSON); numbers may come as text. */
+export const CreateParams = z
+  .strictObject(
+    {
+      callback_url: text(CALLBACK_URL_MAX).meta({
+        description: 'Absolute http(s) callback URL, stored exactly as sent: the identity of the configuration',
+        example: 'https://shop.example/paid?order=42',
+      }),
+      address_out: text(ADDRESS_OUT_MAX).meta({ description: 'Merchant payout address on the ticker\'s network' }),
+      pending: flag('1 enables the informational pending callback'),
+      confirmations: z
+        .union([z.int().min(1), z.string().regex(/^[1-9][0-9]{0,8}$/)], { error: 'Must be an integer of at least 1.' })
+        .optional()
+        .meta({ description: 'Confirmation override within the operator maximum (numeric chains; ignored by the sol family)' }),
+      post: flag('0 callback by GET, 1 by POST'),
+      json: flag('with post=1: 0 form body, 1 JSON body'),
+      priority: z.enum(PRIORITIES as [Priority, ...Priority[]], { error: 'Must be one of slow, default, fast.' }).optional().meta({ description: 'Forwarding priority, default "default"' }),
+      convert: flag('1 adds USDT conversion fields to the confirmed callback'),
+    },
+    { error: (iss) => (iss.code === 'invalid_type' ? 'Send the parameters as an object.' : undefined) },
+  )
+  .meta({ id: 'CreateParameters' });
+
+export const CreateResponse = z
+  .strictObject({
+    address_in: z.string().meta({ description: 'Deposit address for the customer' }),
+    address_out: z.string(),
+    callback_url: z.string(),
+    priority: z.enum(['slow', 'default', 'fast']),
+    minimum_transaction_coin: DecimalString.meta({ description: 'Minimum at creation time; not an invoice amount' }),
+    status: z.literal('success'),
+  })
+  .meta({ id: 'PaymentConfiguration' });
+
+type Parsed = z.infer<typeof CreateParams>;
+
+function readParams(req: Request): unknown {
+  if (req.method === 'GET') return { ...(req.query as object) };
+  if (!req.is('application/json') && !req.is('application/x-www-form-urlencoded')) {
+    throw new GatewayError(1001, 'POST create takes an application/json or application/x-www-form-urlencoded body.', {
+      body: ['Unsupported content type.'],
+    });
+  }
+  return req.body;
+}
+
+/** Every problem of the request at once (one 1001 lists all failing fields), then the priority check. */
+function validate(raw: unknown, v: AssetView, allowHttp: boolean): Parsed {
+  const errors: FieldErrors = {};
+  const parsed = CreateParams.safeParse(raw);
+  if (!parsed.success) fieldErrors(parsed.error, errors);
+  const p = (parsed.success ? parsed.data : (raw ?? {})) as Record<string, unknown>;
+  const add = (field: string, messages: string[]) => messages.length && (errors[field] = [...(errors[field] ?? []), ...messages]);
+  if (typeof p.callback_url === 'string' && !errors.callback_url) {
+    add('callback_url', callbackUrlProblems(p.callback_url, { allowHttp }));
+  }
+  if (typeof p.address_out === 'string' && !errors.address_out) {
+    const ok = p.address_out !== '' && validateAddress(v.network.id, v.runtime!.mode, p.address_out);
+    if (!ok) add('address_out', [`Must be a valid ${v.network.name} address for ${v.asset.ticker}.`]);
+  }
+  if (parsed.success && p.confirmations !== undefined && v.network.family !== 'sol' && Number(p.confirmations) > v.asset.maxConfirmations) {
+    add('confirmations', [`Must be at most ${v.asset.maxConfirmations} for ${v.asset.ticker}.`]);
+  }
+  if (Object.keys(errors).length > 0 || !parsed.success) throw new GatewayError(1001, undefined, errors);
+  const priority = parsed.data.priority ?? 'default';
+  if (!v.network.priorities.includes(priority)) {
+    throw new GatewayError(1103, `The ${v.network.name} network supports priority ${v.network.priorities.join(', ')}; not ${priority}.`);
+  }
+  return parsed.data;
+}
+
+async function create(deps: PublicDeps, ticker: string, req: Request) {
+  const v = await resolveAsset(deps.db, deps.chains, ticker);
+  const p = validate(readParams(req), v, deps.config.callbackAllowHttp);
+  const family = v.network.addressFamily;
+  const mode = v.runtime!.mode;
+  const { config } = await createOrGetConfig(
+    deps.db,
+    {
+      callbackUrl: p.callback_url,
+      ticker: v.asset.ticker,
+      family,
+      addressOut: p.address_out,
+      notifyPending: Number(p.pending ?? 0) === 1,
+      notifyConfirmations: v.network.family === 'sol' ? 1 : Number(p.confirmations ?? confirmationsRequired(v)),
+      post: Number(p.post ?? 0),
+      json: Number(p.json ?? 0),
+      convert: Number(p.convert ?? 0),
+      priority: p.priority ?? 'default',
+      minimumTransactionBase: minimumOrFloor(v),
+    },
+    (index) => deriveAddressIn(deps.seed, v.network.id, mode, index),
+  );
+  if (config.family !== family) {
+    throw new GatewayError(1202, `This callback URL already belongs to the ${config.family} address family. Use a new callback URL.`);
+  }
+  // Another asset of the same family reuses the configuration; its minimum is that asset's, taken now.
+  const minimum =
+    config.ticker === v.asset.ticker && config.minimumTransactionBase !== null ? BigInt(config.minimumTransactionBase) : minimumOrFloor(v);
+  return {
+    address_in: config.addressIn,
+    address_out: config.addressOut,
+    callback_url: config.callbackUrl,
+    priority: config.priority as Priority,
+    minimum_transaction_coin: formatUnits(minimum, v.asset.decimals),
+    status: 'success' as const,
+  };
+}
+
+export function createRoutes(deps: PublicDeps): Router {
+  const r = Router();
+  const bodies = [
+    express.json({ limit: BODY_LIMIT, strict: true }),
+    express.urlencoded({ extended: false, limit: BODY_LIMIT, parameterLimit: 50 }),
+  ];
+  r.get('/api/:ticker/create', async (req, res) => {
+    res.json(await create(deps, tickerFromPath(req.params.ticker), req));
+  });
+  r.get('/api/:chain/:token/create', async (req, res) => {
+    res.json(await create(deps, tickerFromPath(req.params.chain, req.params.token), req));
+  });
+  r.post('/api/:ticker/create', ...bodies, async (req, res) => {
+    res.json(await create(deps, tickerFromPath(req.params.ticker), req));
+  });
+  r.post('/api/:chain/:token/create', ...bodies, async (req, res) => {
+    res.json(await create(deps, tickerFromPath(req.params.chain, req.params.token), req));
+  });
+  return r;
+}
+
+export function registerCreateOpenApi(registry: OpenAPIRegistry): void {
+  const responses = {
+    200: { description: 'The payment configuration (new, or the stored one of this callback URL)', content: { 'application/json': { schema: CreateResponse } } },
+    ...errorResponses([1001, 1101, 1102, 1103, 1202]),
+  };
+  const description =
+    'Creates the payment configuration of a callback URL, or returns the stored, immutable one when the URL is already ' +
+    'known in the same address family (1202 for another family). Parameters by GET query, POST form or POST JSON.';
+  for (const [path, params] of [
+    ['/api/{ticker}/create', TickerParams],
+    ['/api/{chain}/{token}/create', ChainTokenParams],
+  ] as const) {
+    registry.registerPath({ method: 'get', path, summary: 'Create payment configuration (query)', description, request: { params, query: CreateParams }, responses });
+    registry.registerPath({
+      method: 'post',
+      path,
+      summary: 'Create payment configuration (form or JSON body)',
+      description,
+      request: {
+        params,
+        body: { required: true, content: { 'application/json': { schema: CreateParams }, 'application/x-www-form-urlencoded': { schema: CreateParams } } },
+      },
+      responses,
+    });
+  }
+}

@@ -1,0 +1,46 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { tickerFromPath } from '../../src/domain/assets';
+import { formatUnits } from '../../src/domain/money';
+import { confirmationsRequired, minimumOrFloor, resolveAsset } from '../assets';
+import type { PublicDeps } from '../deps';
+import { DecimalString, TickerParams, errorResponses } from '../schemas';
+
+/** SPEC 4.5 / 2.2: one asset's public facts. */
+
+export const InfoResponse = z
+  .strictObject({
+    ticker: z.string(),
+    status: z.literal('active'),
+    minimum_transaction: DecimalString.meta({ description: 'Current minimum (the registry floor while the current figure is unavailable)' }),
+    confirmations_required: z.int(),
+    fee_percent: DecimalString.meta({ description: 'Default public fee percentage; a payment\'s actual percentage can differ' }),
+  })
+  .meta({ id: 'AssetInfo' });
+
+export function infoRoutes(deps: PublicDeps): Router {
+  const r = Router();
+  r.get('/api/:ticker/info', async (req, res) => {
+    const v = await resolveAsset(deps.db, deps.chains, tickerFromPath(req.params.ticker));
+    const body: z.infer<typeof InfoResponse> = {
+      ticker: v.asset.ticker,
+      status: 'active',
+      minimum_transaction: formatUnits(minimumOrFloor(v), v.asset.decimals),
+      confirmations_required: confirmationsRequired(v),
+      fee_percent: v.feePercent,
+    };
+    res.json(body);
+  });
+  return r;
+}
+
+export function registerInfoOpenApi(registry: OpenAPIRegistry): void {
+  registry.registerPath({
+    method: 'get',
+    path: '/api/{ticker}/info',
+    summary: 'Asset info',
+    request: { params: TickerParams },
+    responses: { 200: { description: 'Asset info', content: { 'application/json': { schema: InfoResponse } } }, ...errorResponses([1101, 1102]) },
+  });
+}

@@ -1,0 +1,107 @@
+import { asc, eq, inArray, and, sql } from 'drizzle-orm';
+import type { Db } from '../client';
+import { deliveryAttempts, derivationCounters, paymentConfigs, payments } from '../schema';
+
+export type PaymentConfigRow = typeof paymentConfigs.$inferSelect;
+export type PaymentRowForLogs = typeof payments.$inferSelect;
+export type DeliveryAttemptRow = typeof deliveryAttempts.$inferSelect;
+
+export interface NewPaymentConfig {
+  callbackUrl: string;
+  ticker: string;
+  family: string;
+  addressOut: string;
+  notifyPending: boolean;
+  notifyConfirmations: number;
+  post: number;
+  json: number;
+  convert: number;
+  priority: string;
+  minimumTransactionBase: bigint;
+}
+
+export async function findConfigByCallback(db: Db, callbackUrl: string): Promise<PaymentConfigRow | undefined> {
+  const [row] = await db.select().from(paymentConfigs).where(eq(paymentConfigs.callbackUrl, callbackUrl));
+  return row;
+}
+
+class AlreadyExists extends Error {}
+
+/**
+ * The configuration of a callback URL, created once. A new one takes the next derivation index of its
+ * address family and its address_in from `deriveAddressIn(index)`, in one transaction: the counter row
+ * lock orders concurrent creates of a family, and the unique callback_url index makes every create but
+ * the first find the existing row (the loser rolls back, so its counter step leaves no gap).
+ * `created` says whether this call made it; the caller compares families.
+ */
+export async function createOrGetConfig(
+  db: Db,
+  input: NewPaymentConfig,
+  deriveAddressIn: (index: bigint) => string,
+): Promise<{ config: PaymentConfigRow; created: boolean }> {
+  const existing = await findConfigByCallback(db, input.callbackUrl);
+  if (existing) return { config: existing, created: false };
+  try {
+    const config = await db.transaction(async (tx) => {
+      const [counter] = await tx
+        .insert(derivationCounters)
+        .values({ family: input.family, nextIndex: 1n })
+        .onConflictDoUpdate({ target: derivationCounters.family, set: { nextIndex: sql`${derivationCounters.nextIndex} + 1` } })
+        .returning({ nextIndex: derivationCounters.nextIndex });
+      const index = counter.nextIndex - 1n;
+      const [row] = await tx
+        .insert(paymentConfigs)
+        .values({
+          callbackUrl: input.callbackUrl,
+          ticker: input.ticker,
+          family: input.family,
+          addressIn: deriveAddressIn(index),
+          addressOut: input.addressOut,
+          derivationIndex: index,
+          notifyPending: input.notifyPending,
+          notifyConfirmations: input.notifyConfirmations,
+          post: input.post,
+          json: input.json,
+          convert: input.convert,
+          priority: input.priority,
+          minimumTransactionBase: input.minimumTransactionBase.toString(),
+        })
+        .onConflictDoNothing({ target: paymentConfigs.callbackUrl })
+        .returning();
+      if (!row) throw new AlreadyExists();
+      return row;
+    });
+    return { config, created: true };
+  } catch (e) {
+    if (!(e instanceof AlreadyExists)) throw e;
+  }
+  const winner = await findConfigByCallback(db, input.callbackUrl);
+  if (!winner) throw new Error('payment configuration vanished after a callback_url conflict');
+  return { config: winner, created: false };
+}
+
+/** Payments of one configuration and ticker, oldest first, each with its delivery attempts in order. */
+export async function paymentsWithAttempts(
+  db: Db,
+  configId: string,
+  ticker: string,
+): Promise<Array<{ payment: PaymentRowForLogs; attempts: DeliveryAttemptRow[] }>> {
+  const rows = await db
+    .select()
+    .from(payments)
+    .where(and(eq(payments.configId, configId), eq(payments.ticker, ticker)))
+    .orderBy(asc(payments.createdAt), asc(payments.uuid));
+  if (rows.length === 0) return [];
+  const attempts = await db
+    .select()
+    .from(deliveryAttempts)
+    .where(inArray(deliveryAttempts.paymentUuid, rows.map((r) => r.uuid)))
+    .orderBy(asc(deliveryAttempts.createdAt), asc(deliveryAttempts.id));
+  const byPayment = new Map<string, DeliveryAttemptRow[]>();
+  for (const a of attempts) {
+    const list = byPayment.get(a.paymentUuid) ?? [];
+    list.push(a);
+    byPayment.set(a.paymentUuid, list);
+  }
+  return rows.map((payment) => ({ payment, attempts: byPayment.get(payment.uuid) ?? [] }));
+}

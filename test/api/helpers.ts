@@ -1,0 +1,68 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../../api/app';
+import { publicRoutes } from '../../api/routes';
+import type { PublicDeps } from '../../api/deps';
+import type { ChainMode, ChainRuntimeConfig } from '../../src/chains/config';
+import { HdSeed } from '../../src/chains/keys';
+import { loadConfig } from '../../src/config';
+import { NETWORKS } from '../../src/domain/assets';
+import { createTestDatabase } from '../helpers/db';
+
+export const TEST_MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
+
+/** Every registry network configured in one mode (the RPC URL is never called by the API). */
+export function allChains(mode: ChainMode = 'mainnet', only?: string[]): ChainRuntimeConfig {
+  const out: ChainRuntimeConfig = {};
+  for (const id of Object.keys(NETWORKS)) if (!only || only.includes(id)) out[id] = { mode, rpcUrl: 'http://127.0.0.1:1', contracts: {} };
+  return out;
+}
+
+export type TestApi = Awaited<ReturnType<typeof startApi>>;
+
+/** A real database and the real app on a random port; `deps` can be changed between requests. */
+export async function startApi(over: Partial<Omit<PublicDeps, 'db'>> = {}) {
+  const database = await createTestDatabase();
+  const deps: PublicDeps = {
+    db: database.db,
+    seed: HdSeed.fromMnemonic(TEST_MNEMONIC),
+    chains: allChains(),
+    config: loadConfig({}),
+    getPublicKeyPem: async () => undefined,
+    ...over,
+  };
+  // The routes read deps on every request, so tests may swap fields of this object.
+  const logged: unknown[] = [];
+  const server = http.createServer(createApp({ routes: publicRoutes(deps), log: (_m, e) => logged.push(e) }));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    base,
+    deps,
+    db: database.db,
+    logged,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await database.drop();
+    },
+    get: (p: string) => fetch(base + p),
+    json: async (p: string, init?: RequestInit) => {
+      const r = await fetch(base + p, init);
+      return { status: r.status, body: (await r.json()) as Record<string, unknown> & { errors?: Record<string, string[]> }, headers: r.headers };
+    },
+  };
+}
+
+export type Transport = 'GET query' | 'POST form' | 'POST JSON';
+export const TRANSPORTS: Transport[] = ['GET query', 'POST form', 'POST JSON'];
+
+/** Calls create by one transport; JSON keeps numbers as given, query and form send text. */
+export async function callCreate(api: TestApi, path: string, transport: Transport, params: Record<string, unknown>) {
+  const text = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]));
+  if (transport === 'GET query') return api.json(`${path}?${text}`);
+  if (transport === 'POST form') {
+    return api.json(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: text.toString() });
+  }
+  return api.json(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(params) });
+}
