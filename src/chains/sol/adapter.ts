@@ -21,7 +21,7 @@ import type { HdSeed } from '../keys';
 import { solFeePayerSeed } from '../sponsor';
 import { ACCOUNT_SIZE } from '@solana/spl-token';
 import { LAMPORTS_PER_SIGNATURE, prepareSolForward, prepareSplForward, recentBlockhashOf } from './forward';
-import { depositsOfTx } from './scan';
+import { depositsOfTx, type BlockTx } from './scan';
 
 export interface SolAdapterOptions {
   network: string;
@@ -63,7 +63,7 @@ export class SolAdapter implements ChainAdapter {
 
   async head(): Promise<Cursor & { hash: string }> {
     const slot = await this.call(() => this.connection.getSlot('confirmed'));
-    const block = await this.call(() => this.connection.getBlock(slot, { maxSupportedTransactionVersion: 0, transactionDetails: 'none', rewards: false }));
+    const block = await this.call(() => this.connection.getParsedBlock(slot, { maxSupportedTransactionVersion: 0, transactionDetails: 'none', rewards: false }));
     return { height: BigInt(slot), hash: block?.blockhash ?? '' };
   }
 
@@ -76,12 +76,13 @@ export class SolAdapter implements ChainAdapter {
     const slots = (await this.call(() => this.connection.getBlocks(Number(cursor.height) + 1, end, 'confirmed'))).slice(0, maxBlocks);
     const blocks: ScannedBlock[] = [];
     for (const slot of slots) {
+      // jsonParsed: surfnet answers account keys in the parsed shape whatever the encoding asked for.
       const b = await this.call(() =>
-        this.connection.getBlock(slot, { maxSupportedTransactionVersion: 0, transactionDetails: 'full', rewards: false, commitment: 'confirmed' }),
+        this.connection.getParsedBlock(slot, { maxSupportedTransactionVersion: 0, transactionDetails: 'full', rewards: false, commitment: 'confirmed' }),
       );
       if (!b) continue;
       const ctx = { network: this.network, nativeTicker: this.nativeTicker, mints: this.mints, slot: BigInt(slot), blockhash: b.blockhash };
-      blocks.push({ height: BigInt(slot), hash: b.blockhash, deposits: b.transactions.flatMap((tx) => depositsOfTx(tx, ctx)) });
+      blocks.push({ height: BigInt(slot), hash: b.blockhash, deposits: b.transactions.flatMap((tx) => depositsOfTx(tx as unknown as BlockTx, ctx)) });
     }
     // With fewer than maxBlocks existing blocks the whole range up to the head has been read.
     const next: Cursor = slots.length < maxBlocks ? head : { height: blocks[blocks.length - 1].height, hash: blocks[blocks.length - 1].hash };
@@ -132,7 +133,7 @@ export class SolAdapter implements ChainAdapter {
     const s = value[0];
     if (s?.err) return { status: 'failed', reason: JSON.stringify(s.err) };
     if (s && (s.confirmationStatus === 'confirmed' || s.confirmationStatus === 'finalized')) {
-      const b = await this.call(() => this.connection.getBlock(s.slot, { maxSupportedTransactionVersion: 0, transactionDetails: 'none', rewards: false }));
+      const b = await this.call(() => this.connection.getParsedBlock(s.slot, { maxSupportedTransactionVersion: 0, transactionDetails: 'none', rewards: false }));
       return { status: 'confirmed', blockNumber: BigInt(s.slot), blockHash: b?.blockhash ?? '' };
     }
     if (!s) {

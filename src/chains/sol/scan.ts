@@ -1,8 +1,8 @@
 import { getAssociatedTokenAddressSync } from '@solana/spl-token';
-import { PublicKey, type VersionedBlockResponse } from '@solana/web3.js';
+import { PublicKey, type ParsedTransactionWithMeta } from '@solana/web3.js';
 import type { ObservedDeposit } from '../adapter';
 
-type BlockTx = VersionedBlockResponse['transactions'][number];
+export type BlockTx = Pick<ParsedTransactionWithMeta, 'meta' | 'transaction'>;
 
 /**
  * Deposits of one successful transaction from its balance changes: a SOL deposit is an account whose
@@ -16,23 +16,24 @@ export function depositsOfTx(
 ): ObservedDeposit[] {
   const meta = tx.meta;
   if (!meta || meta.err) return [];
-  const keys = tx.transaction.message.getAccountKeys({ accountKeysFromLookups: meta.loadedAddresses });
+  // jsonParsed account keys already include the ones loaded from lookup tables, in index order.
+  const keys = tx.transaction.message.accountKeys;
   const txid = tx.transaction.signatures[0];
   const out: ObservedDeposit[] = [];
   const base = { network: ctx.network, txid, blockNumber: ctx.slot, blockHash: ctx.blockhash };
-  const signers = tx.transaction.message.header.numRequiredSignatures;
-  for (let i = signers; i < meta.postBalances.length; i++) {
+  for (let i = 0; i < meta.postBalances.length; i++) {
     // Signers pay fees and can only lose lamports to a deposit; a rise elsewhere is a payment.
+    const key = keys[i];
+    if (!key || key.signer) continue;
     const delta = BigInt(meta.postBalances[i]) - BigInt(meta.preBalances[i]);
-    const key = keys.get(i);
-    if (delta > 0n && key) out.push({ ...base, ticker: ctx.nativeTicker, index: i, recipient: key.toBase58(), amount: delta });
+    if (delta > 0n) out.push({ ...base, ticker: ctx.nativeTicker, index: i, recipient: key.pubkey.toBase58(), amount: delta });
   }
   for (const post of meta.postTokenBalances ?? []) {
     const ticker = ctx.mints.get(post.mint);
     if (!ticker || !post.owner) continue;
     const pre = (meta.preTokenBalances ?? []).find((p) => p.accountIndex === post.accountIndex);
     const delta = BigInt(post.uiTokenAmount.amount) - BigInt(pre?.uiTokenAmount.amount ?? '0');
-    const account = keys.get(post.accountIndex);
+    const account = keys[post.accountIndex]?.pubkey;
     if (delta <= 0n || !account) continue;
     // Only the owner's associated token account is one the gateway can forward from.
     let ata: PublicKey;

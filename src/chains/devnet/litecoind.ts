@@ -1,0 +1,60 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { freePort } from '../../temporal/devserver';
+import { BitcoinRpc } from '../utxo/rpc';
+import { spawnNode, waitUntilReady } from './process';
+
+export interface LitecoindDevnet {
+  /** http://user:password@127.0.0.1:port — the password is generated per start, never committed. */
+  rpcUrl: string;
+  /** The node's own wallet plays the customer; mined coins go to `minerAddress`. */
+  walletUrl: string;
+  minerAddress: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export function litecoindAvailable(binary = '/usr/bin/litecoind'): boolean {
+  return fs.existsSync(binary);
+}
+
+/**
+ * Debian's litecoind in regtest on free loopback ports with its own datadir, a wallet funded by 101
+ * mined blocks (coinbase maturity), -txindex for the legacy-input path and a fallback fee.
+ */
+export async function startLitecoind(opts: { dir: string; binary?: string }): Promise<LitecoindDevnet> {
+  const datadir = path.join(opts.dir, 'litecoind');
+  fs.mkdirSync(datadir, { recursive: true });
+  const rpcPort = await freePort('127.0.0.1');
+  const p2pPort = await freePort('127.0.0.1');
+  const user = 'gateway';
+  const password = Buffer.from(crypto.getRandomValues(new Uint8Array(18))).toString('hex');
+  const args = [
+    '-regtest', '-server', '-txindex', '-listen=0', '-dnsseed=0', '-upnp=0', '-printtoconsole',
+    `-datadir=${datadir}`, `-rpcuser=${user}`, `-rpcpassword=${password}`, `-rpcport=${rpcPort}`, `-port=${p2pPort}`,
+    '-rpcbind=127.0.0.1', '-rpcallowip=127.0.0.1', '-fallbackfee=0.0002', '-rpcworkqueue=64',
+  ];
+  const log = path.join(opts.dir, 'litecoind.log');
+  const proc = spawnNode(opts.binary ?? '/usr/bin/litecoind', args, log);
+  const rpcUrl = `http://${user}:${password}@127.0.0.1:${rpcPort}`;
+  const rpc = new BitcoinRpc(rpcUrl);
+  try {
+    await waitUntilReady('litecoind', proc, () => rpc.call('getblockcount'), 60_000, log);
+    const wallets = await rpc.call<string[]>('listwallets');
+    if (!wallets.includes('customer')) {
+      try {
+        await rpc.call('loadwallet', ['customer']);
+      } catch {
+        await rpc.call('createwallet', ['customer']);
+      }
+    }
+    const walletUrl = `${rpcUrl}/wallet/customer`;
+    const wallet = new BitcoinRpc(walletUrl);
+    const minerAddress = await wallet.call<string>('getnewaddress', ['', 'bech32']);
+    if ((await rpc.call<number>('getblockcount')) < 101) await rpc.call('generatetoaddress', [101, minerAddress]);
+    return { rpcUrl, walletUrl, minerAddress, pid: proc.pid, stop: proc.stop };
+  } catch (e) {
+    await proc.stop();
+    throw e;
+  }
+}

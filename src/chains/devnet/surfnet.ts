@@ -1,0 +1,93 @@
+import {
+  createAssociatedTokenAccountIdempotentInstruction,
+  createInitializeMint2Instruction,
+  createMintToInstruction,
+  getAssociatedTokenAddressSync,
+  MINT_SIZE,
+  TOKEN_PROGRAM_ID,
+} from '@solana/spl-token';
+import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, type TransactionInstruction } from '@solana/web3.js';
+
+interface SurfnetHandle {
+  rpcUrl: string;
+  wsUrl: string;
+  stop(): void;
+}
+interface SurfnetModule {
+  Surfnet: { startWithConfig(cfg: Record<string, unknown>): SurfnetHandle };
+}
+
+export interface SurfnetDevnet {
+  rpcUrl: string;
+  wsUrl: string;
+  /** Funded customer key (JSON array of the 64 secret-key bytes), generated at start. */
+  customerSecret: number[];
+  /** ticker → test SPL mint (6 decimals), supply held by the customer's token account. */
+  tokens: Record<string, string>;
+  connection: Connection;
+  stop(): Promise<void>;
+}
+
+/** Sends a signed transaction and polls its status (no web socket), bounded by `timeoutMs`. */
+export async function sendAndPoll(connection: Connection, ixs: TransactionInstruction[], signers: Keypair[], timeoutMs = 30_000): Promise<string> {
+  const latest = await connection.getLatestBlockhash('confirmed');
+  const tx = new Transaction({ feePayer: signers[0].publicKey, ...latest }).add(...ixs);
+  tx.sign(...signers);
+  const sig = await connection.sendRawTransaction(tx.serialize(), { preflightCommitment: 'confirmed' });
+  await waitForSignature(connection, sig, timeoutMs);
+  return sig;
+}
+
+export async function waitForSignature(connection: Connection, sig: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const { value } = await connection.getSignatureStatuses([sig], { searchTransactionHistory: true });
+    const s = value[0];
+    if (s?.err) throw new Error(`${sig} failed: ${JSON.stringify(s.err)}`);
+    if (s && (s.confirmationStatus === 'confirmed' || s.confirmationStatus === 'finalized')) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${sig} not confirmed within ${timeoutMs} ms`);
+}
+
+async function airdrop(connection: Connection, to: PublicKey, lamports: number): Promise<void> {
+  await waitForSignature(connection, await connection.requestAirdrop(to, lamports));
+}
+
+/**
+ * surfpool's in-process surfnet (offline: never reaches mainnet) with a funded customer, funded
+ * fee payers and a test SPL mint created by real transactions. stop() closes the client's web socket
+ * first, then the surfnet.
+ */
+export async function startSurfnet(opts: { fund?: string[]; slotTimeMs?: number } = {}): Promise<SurfnetDevnet> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const mod = require('@solana/surfpool-linux-x64-gnu') as SurfnetModule;
+  const sn = mod.Surfnet.startWithConfig({ offline: true, blockProductionMode: 'clock', slotTimeMs: opts.slotTimeMs ?? 100 });
+  const connection = new Connection(sn.rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+  const stop = async () => {
+    (connection as unknown as { _rpcWebSocket?: { close(): void } })._rpcWebSocket?.close();
+    sn.stop();
+  };
+  try {
+    const customer = Keypair.generate();
+    await airdrop(connection, customer.publicKey, 1000 * LAMPORTS_PER_SOL);
+    for (const a of opts.fund ?? []) await airdrop(connection, new PublicKey(a), 100 * LAMPORTS_PER_SOL);
+    const mint = Keypair.generate();
+    const ata = getAssociatedTokenAddressSync(mint.publicKey, customer.publicKey);
+    const rent = await connection.getMinimumBalanceForRentExemption(MINT_SIZE);
+    await sendAndPoll(
+      connection,
+      [
+        SystemProgram.createAccount({ fromPubkey: customer.publicKey, newAccountPubkey: mint.publicKey, lamports: rent, space: MINT_SIZE, programId: TOKEN_PROGRAM_ID }),
+        createInitializeMint2Instruction(mint.publicKey, 6, customer.publicKey, null),
+        createAssociatedTokenAccountIdempotentInstruction(customer.publicKey, ata, customer.publicKey, mint.publicKey),
+        createMintToInstruction(mint.publicKey, ata, customer.publicKey, 1_000_000_000_000_000n),
+      ],
+      [customer, mint],
+    );
+    return { rpcUrl: sn.rpcUrl, wsUrl: sn.wsUrl, customerSecret: Array.from(customer.secretKey), tokens: { sol_usdc: mint.publicKey.toBase58() }, connection, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * One adapter conformance suite, run against every family's live local node: real anvil (ETH and a
+ * solc-compiled ERC-20), real surfnet (SOL and an SPL mint), real litecoind in regtest (LTC).
+ */
+import { randomInt } from 'node:crypto';
+import type { Cursor, ObservedDeposit } from '../../src/chains/adapter';
+import { depositKey } from '../../src/chains/adapter';
+import { litecoindAvailable } from '../../src/chains/devnet/litecoind';
+import { isAlive } from '../helpers/process';
+import { anvilChain, litecoinChain, surfnetChain, testSeed, type LiveChain } from '../helpers/nodes';
+
+jest.setTimeout(180_000);
+
+/** Every deposit to `address` of the chain's ticker after `from`, reading up to the head. */
+async function scanFor(chain: LiveChain, from: Cursor, address: string): Promise<{ found: ObservedDeposit[]; cursor: Cursor }> {
+  let cursor = from;
+  const found: ObservedDeposit[] = [];
+  const head = await chain.adapter.head();
+  for (let i = 0; i < 100 && cursor.height < head.height; i++) {
+    const batch = await chain.adapter.scan(cursor, 50);
+    for (const b of batch.blocks) found.push(...b.deposits.filter((d) => d.recipient === address && d.ticker === chain.ticker));
+    cursor = batch.cursor;
+  }
+  return { found, cursor };
+}
+
+const factories: [string, () => Promise<LiveChain>][] = [
+  ['anvil eth', () => anvilChain('eth', testSeed())],
+  ['anvil erc20', () => anvilChain('erc20_usdt', testSeed())],
+  ['surfnet sol', () => surfnetChain('sol', testSeed())],
+  ['surfnet spl', () => surfnetChain('sol_usdc', testSeed())],
+];
+if (litecoindAvailable()) factories.push(['litecoind ltc', () => litecoinChain(testSeed())]);
+else test.skip('litecoind is not installed (apt-get install litecoind); .ci/run installs it', () => undefined);
+
+describe.each(factories)('%s', (_name, start) => {
+  let chain: LiveChain;
+  let deposit: ObservedDeposit;
+  const index = BigInt(randomInt(0, 2 ** 31 - 1));
+
+  beforeAll(async () => {
+    chain = await start();
+  });
+  afterAll(async () => {
+    await chain?.stop();
+    for (const pid of chain?.pids ?? []) expect(isAlive(pid)).toBe(false);
+  });
+
+  test('derive → pay → scan finds exactly one deposit with the right amount and identity', async () => {
+    const address = chain.adapter.deriveAddressIn(index);
+    expect(chain.adapter.validateAddress(address)).toBe(true);
+    expect(chain.adapter.deriveAddressIn(index)).toBe(address);
+    const from = await chain.adapter.head();
+    const txid = await chain.pay(address, chain.amount);
+    await chain.mine(1);
+    const { found } = await scanFor(chain, from, address);
+    expect(found).toHaveLength(1);
+    deposit = found[0];
+    expect(deposit.txid).toBe(txid);
+    expect(deposit.amount).toBe(chain.amount);
+    expect(deposit.network).toBe(chain.adapter.network);
+    expect(depositKey(deposit)).toBe(`deposit:${deposit.network}:${txid}:${deposit.index}`);
+  });
+
+  test('confirmations rise with mined blocks', async () => {
+    const before = await chain.adapter.confirmations(deposit);
+    expect(before.status).toBe('confirmed');
+    await chain.advance(deposit);
+    const after = await chain.adapter.confirmations(deposit);
+    expect(after.status).toBe('confirmed');
+    expect(after.confirmations).toBeGreaterThan(before.confirmations);
+  });
+
+  test('prepare + broadcast lands at address_out with the exact amount; the same bytes again change nothing', async () => {
+    const addressOut = await chain.freshAddressOut();
+    const estimate = await chain.adapter.estimateForwardCost(chain.ticker, 'default');
+    const plan = await chain.adapter.prepareForward({ deposit, derivationIndex: index, addressOut, priority: 'default' });
+    expect(plan.forwarded).toBe(chain.amount - plan.networkFee);
+    expect(plan.txidOut).toBe(plan.txs[plan.txs.length - 1].txid);
+    expect(plan.networkFee + plan.sponsorCost).toBeGreaterThan(0n);
+    // Tokens: the gateway pays gas (EVM top-up) or fees plus the merchant's new token account (SPL rent).
+    if (chain.ticker === 'erc20_usdt') expect(plan.txs.map((t) => t.role)).toEqual(['gas-topup', 'forward']);
+    if (chain.ticker === 'sol_usdc') expect(plan.rent).toBeGreaterThan(0n);
+    if (chain.ticker === 'erc20_usdt' || chain.ticker === 'sol_usdc') expect(plan.sponsorCost).toBeGreaterThan(plan.rent);
+    expect(plan.networkFee).toBeLessThanOrEqual(estimate.networkFee * 2n + 1n);
+    // Signing is deterministic: the same inputs sign to the same bytes. (A Solana transaction embeds a
+    // recent blockhash, which moves every slot: there only the stored bytes are ever re-sent.)
+    if (chain.adapter.network !== 'solana') {
+      const again = await chain.adapter.prepareForward({ deposit, derivationIndex: index, addressOut, priority: 'default' });
+      expect(again.txs.map((t) => t.raw)).toEqual(plan.txs.map((t) => t.raw));
+    }
+    const stored = JSON.parse(JSON.stringify(plan, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)));
+
+    await chain.adapter.broadcast(plan);
+    await chain.mine(1);
+    await waitForStatus(chain, plan);
+    expect(await chain.balanceOf(addressOut)).toBe(plan.forwarded);
+
+    await chain.adapter.broadcast({ ...plan, txs: stored.txs });
+    await chain.mine(1);
+    expect(await chain.balanceOf(addressOut)).toBe(plan.forwarded);
+    expect((await chain.adapter.forwardStatus(plan)).status).toBe('confirmed');
+  });
+
+  test('a reorg before finality is reported, never counted', async () => {
+    if (!chain.reorg) {
+      // surfnet has no fork choice to reorganise; its finality is binary and only `finalized` counts.
+      expect(chain.adapter.network).toBe('solana');
+      return;
+    }
+    const address = chain.adapter.deriveAddressIn(index + 1n);
+    const checkpoint = await chain.reorg.checkpoint();
+    const from = await chain.adapter.head();
+    await chain.pay(address, chain.amount);
+    await chain.mine(1);
+    const { found } = await scanFor(chain, from, address);
+    expect(found).toHaveLength(1);
+    expect((await chain.adapter.confirmations(found[0])).status).toBe('confirmed');
+    await chain.reorg.undo(checkpoint, found[0]);
+    expect(await chain.adapter.confirmations(found[0])).toEqual({ status: 'reorged', confirmations: 0 });
+  });
+});
+
+async function waitForStatus(chain: LiveChain, plan: Parameters<LiveChain['adapter']['forwardStatus']>[0]): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const s = await chain.adapter.forwardStatus(plan);
+    if (s.status === 'confirmed') return;
+    if (s.status === 'failed') throw new Error(`forward failed: ${s.reason}`);
+    if (Date.now() > deadline) throw new Error('forward not confirmed within 30 s');
+    await chain.mine(1);
+  }
+}
