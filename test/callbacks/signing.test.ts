@@ -1,40 +1,19 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performAttempt } from '../../src/callbacks/attempt';
-import { canonicalBytes, hostnameOf } from '../../src/callbacks/canonical';
 import { DEFAULT_KEY_FILE, loadSigner, SigningError } from '../../src/callbacks/signer';
 import { verifyCallback } from '../../src/callbacks/verify';
 import { btcSnapshot } from './fixtures/payload';
+import { opensslVerifies, rebuiltCanonical as rebuilt, type Edit } from './helpers/openssl';
 import { startReceiver, type Recorded } from './helpers/receiver';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-sign-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 const pemKey = () => crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-
-/** The merchant's view: the canonical bytes rebuilt from what arrived on the socket. */
-function rebuilt(r: Recorded, edit: Partial<{ url: string; host: string; body: Buffer; ts: string }> = {}) {
-  return canonicalBytes({
-    timestamp: edit.ts ?? String(r.headers['x-gateway-timestamp']),
-    method: r.method,
-    host: edit.host ?? hostnameOf(String(r.headers.host)),
-    target: edit.url ?? r.url,
-    body: edit.body ?? r.rawBody,
-  });
-}
-
-/** `openssl dgst -sha256 -verify pub.pem -signature sig.bin canonical.bin`: true on "Verified OK". */
-function opensslVerifies(publicPem: string, signatureB64: string, canonical: Buffer): boolean {
-  const dir = fs.mkdtempSync(path.join(tmp, 'openssl-'));
-  fs.writeFileSync(path.join(dir, 'pub.pem'), publicPem);
-  fs.writeFileSync(path.join(dir, 'sig.bin'), Buffer.from(signatureB64, 'base64'));
-  fs.writeFileSync(path.join(dir, 'canonical.bin'), canonical);
-  const r = spawnSync('openssl', ['dgst', '-sha256', '-verify', 'pub.pem', '-signature', 'sig.bin', 'canonical.bin'], { cwd: dir });
-  return r.status === 0 && r.stdout.toString().includes('Verified OK');
-}
 
 describe('signer key sources', () => {
   it('generates one RSA key into DATA_DIR with mode 0600 and reuses it', async () => {
@@ -70,7 +49,7 @@ describe('signer key sources', () => {
   });
 
   it('a broken key fails signing without putting key material in the error', async () => {
-    const secret = pemKey().replace(/[A-Za-z]{20}\n/, 'not-base64-at-all!!\n');
+    const secret = `${pemKey().slice(0, 300)}\n-----END PRIVATE KEY-----\n`;
     const s = loadSigner({ dataDir: tmp, signingKeyFile: undefined, signingKeyPem: secret });
     const err = await s.sign(Buffer.from('x')).catch((e: Error) => e);
     expect(err).toBeInstanceOf(SigningError);
@@ -131,7 +110,7 @@ describe('signed requests verify with verifyCallback and openssl (SPEC 5)', () =
       const changed = r.rawBody.length > 0 ? { body: flipped } : { url: flipped.toString() };
       const [p, q] = r.url.split('?');
       const reordered = `${p}?${q.split('&').reverse().join('&')}`;
-      const tampered: Array<Partial<{ url: string; host: string; body: Buffer; ts: string }>> = [
+      const tampered: Edit[] = [
         changed, { url: reordered }, { host: 'attacker.example' }, { ts: String(Number(r.headers['x-gateway-timestamp']) - 1) },
       ];
       for (const t of tampered) {
