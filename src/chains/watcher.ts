@@ -1,0 +1,132 @@
+import { and, eq, inArray } from 'drizzle-orm';
+import { NETWORKS } from '../domain/assets';
+import type { Db } from '../db/client';
+import { chainCursors, paymentConfigs } from '../db/schema';
+import type { ChainAdapter, Cursor, ObservedDeposit, ScannedBlock } from './adapter';
+
+export type WatchedConfig = typeof paymentConfigs.$inferSelect;
+
+export interface MatchedDeposit {
+  deposit: ObservedDeposit;
+  config: WatchedConfig;
+}
+
+export interface ScanOptions {
+  maxBlocks?: number;
+  /**
+   * Called with each block's matches before the cursor moves past that block; if it throws, the cursor
+   * stays and the block is read again next time. Starting deposit workflows here (workflow ID =
+   * depositKey, so a re-read starts nothing twice) makes a crash between the two harmless.
+   */
+  onMatch?: (matches: MatchedDeposit[], block: ScannedBlock) => Promise<void>;
+  /** Where a network without a cursor starts: this height's successor. Default: the current head. */
+  startAfter?: Cursor;
+}
+
+/** Postgres bind-parameter limit headroom; one block's recipients almost always fit one query. */
+const MAX_PARAMS = 30_000;
+
+export async function readCursor(db: Db, network: string): Promise<Cursor | null> {
+  const rows = await db.select().from(chainCursors).where(eq(chainCursors.network, network));
+  return rows.length ? { height: rows[0].height, hash: rows[0].blockHash } : null;
+}
+
+export async function writeCursor(db: Db, network: string, cursor: Cursor): Promise<void> {
+  await db
+    .insert(chainCursors)
+    .values({ network, height: cursor.height, blockHash: cursor.hash })
+    .onConflictDoUpdate({ target: chainCursors.network, set: { height: cursor.height, blockHash: cursor.hash, updatedAt: new Date() } });
+}
+
+/**
+ * The configurations a block pays: one indexed query on (family, address_in) for all of the block's
+ * candidate recipients — never one call per watched address (DESIGN 6). A deposit matches a
+ * configuration of its own ticker only.
+ */
+export async function matchBlock(db: Db, network: string, block: ScannedBlock): Promise<MatchedDeposit[]> {
+  const recipients = [...new Set(block.deposits.map((d) => d.recipient))];
+  if (recipients.length === 0) return [];
+  const family = NETWORKS[network].addressFamily;
+  const configs: WatchedConfig[] = [];
+  for (let i = 0; i < recipients.length; i += MAX_PARAMS) {
+    const chunk = recipients.slice(i, i + MAX_PARAMS);
+    configs.push(...(await db.select().from(paymentConfigs).where(and(eq(paymentConfigs.family, family), inArray(paymentConfigs.addressIn, chunk)))));
+  }
+  const byAddress = new Map<string, WatchedConfig[]>();
+  for (const c of configs) byAddress.set(c.addressIn, [...(byAddress.get(c.addressIn) ?? []), c]);
+  const out: MatchedDeposit[] = [];
+  for (const d of block.deposits) {
+    for (const c of byAddress.get(d.recipient) ?? []) if (c.ticker === d.ticker) out.push({ deposit: d, config: c });
+  }
+  return out;
+}
+
+/**
+ * One pass of a network's watcher: reads the blocks after the durable cursor once each, matches them
+ * against payment_configs, and moves the cursor block by block. A restart continues from the last
+ * stored block (nothing missed); a block is re-read only if onMatch failed for it (nothing repeated
+ * beyond what the deposit workflow ID absorbs). A reorg at the cursor rewinds it a few blocks.
+ */
+export async function scanOnce(adapter: ChainAdapter, db: Db, network: string, opts: ScanOptions = {}): Promise<MatchedDeposit[]> {
+  const stored = await readCursor(db, network);
+  if (!stored && !opts.startAfter) {
+    const batch = await adapter.scan(null);
+    await writeCursor(db, network, batch.cursor);
+    return [];
+  }
+  const batch = await adapter.scan(stored ?? opts.startAfter!, opts.maxBlocks);
+  const matched: MatchedDeposit[] = [];
+  for (const block of batch.blocks) {
+    const matches = await matchBlock(db, network, block);
+    if (matches.length && opts.onMatch) await opts.onMatch(matches, block);
+    matched.push(...matches);
+    await writeCursor(db, network, { height: block.height, hash: block.hash });
+  }
+  const last = batch.blocks[batch.blocks.length - 1];
+  // The batch may end past its last block (skipped Solana slots) or behind the stored cursor (reorg).
+  if (!last || last.height !== batch.cursor.height || last.hash !== batch.cursor.hash) await writeCursor(db, network, batch.cursor);
+  return matched;
+}
+
+export interface WatcherHandle {
+  stop(): Promise<void>;
+  done: Promise<void>;
+}
+
+/**
+ * Worker-side loop for one network: scanOnce, sleep, repeat, until stop(). Errors are reported to
+ * `onError` and retried after the interval; the cursor guarantees no block is skipped.
+ */
+export function runWatcher(opts: {
+  adapter: ChainAdapter;
+  db: Db;
+  network: string;
+  intervalMs?: number;
+  scan?: ScanOptions;
+  onError?: (e: unknown) => void;
+}): WatcherHandle {
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  const done = (async () => {
+    while (!stopped) {
+      try {
+        await scanOnce(opts.adapter, opts.db, opts.network, opts.scan);
+      } catch (e) {
+        opts.onError?.(e);
+      }
+      if (stopped) break;
+      await new Promise<void>((r) => {
+        wake = r;
+        setTimeout(r, opts.intervalMs ?? 2000);
+      });
+    }
+  })();
+  return {
+    done,
+    async stop() {
+      stopped = true;
+      wake?.();
+      await done;
+    },
+  };
+}
