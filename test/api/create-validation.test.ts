@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { TRANSPORTS, callCreate, startApi, type TestApi } from './helpers';
 
 /** SPEC 4.6 field rules and the error table, table-driven over all three transports. */
@@ -121,7 +122,7 @@ describe('create: currency and priority errors', () => {
   });
 
   it('a disabled asset → 1102; its network unconfigured → 1101', async () => {
-    await api.db.execute(`INSERT INTO assets (ticker, enabled) VALUES ('doge', false)` as never);
+    await api.db.execute(sql`INSERT INTO assets (ticker, enabled) VALUES ('doge', false)`);
     const d = await callCreate(api, '/api/doge/create', 'POST JSON', fresh({ ...OK, address_out: 'DBus3bamQjgJULBJtYXpEzDWQRwF5iwxgC' }));
     expect(d.status).toBe(422);
     expect(d.body).toMatchObject({ code: 1102, error: 'CURRENCY_DISABLED' });
