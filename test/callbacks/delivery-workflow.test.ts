@@ -5,8 +5,7 @@ import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { loadSigner } from '../../src/callbacks/signer';
 import { verifyCallback } from '../../src/callbacks/verify';
-import type { CallbackSnapshot } from '../../src/callbacks/types';
-import type { DeliveryWorkflowInput, DeliveryWorkflowResult } from '../../workflows/delivery';
+import type { DeliveryStatus, DeliveryWorkflowInput, DeliveryWorkflowResult } from '../../workflows/delivery';
 import { createTestDatabase } from '../helpers/db';
 import { createTimeSkippingEnv } from '../helpers/temporal';
 import { btcSnapshot } from './fixtures/payload';
@@ -68,6 +67,17 @@ function expectVerified(r: Recorded): void {
   expect(opensslVerifies(publicPem, String(r.headers['x-gateway-signature']), rebuiltCanonical(r))).toBe(true);
 }
 
+async function waitFor(what: string, ok: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const start = (input: DeliveryWorkflowInput) =>
+  env.client.workflow.start('deliveryWorkflow', { taskQueue, workflowId: `delivery-${input.paymentUuid}`, args: [input] });
+
 function run(input: DeliveryWorkflowInput): Promise<DeliveryWorkflowResult> {
   return env.client.workflow.execute('deliveryWorkflow', { taskQueue, workflowId: `delivery-${input.paymentUuid}`, args: [input] });
 }
@@ -110,5 +120,164 @@ describe('six-attempt delivery on the time-skipping server', () => {
     });
     expect(rows[0].requestUrl).toBe(rx.url('/always-fails?order=1'));
     expect((await paymentOf(database.db, uuid)).result).toBe('sent');
+  });
+
+  it('a receiver answering 204 then 200 gets two requests and the payment ends done (GET transport)', async () => {
+    const rx = await receiver((n) => (n === 0 ? { status: 204 } : { status: 200, body: '<html>thanks</html>' }));
+    const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: rx.url('/shop/cb?order=42&token=a%2Bb#top'), post: 0, json: 0 });
+    const result = await run({ paymentUuid: uuid, confirmed: snapshot });
+
+    expect(result.delivered).toBe(true);
+    expect(result.confirmed).toMatchObject({ state: 'delivered', attempts: 2 });
+    expect(rx.requests).toHaveLength(2);
+    expect((rx.requests[1].at! - rx.requests[0].at!) / MIN).toBeGreaterThanOrEqual(5);
+    for (const r of rx.requests) {
+      expect(r.method).toBe('GET');
+      expect(r.rawBody.length).toBe(0);
+      expect(r.url.startsWith('/shop/cb?order=42&token=a%2Bb&uuid=')).toBe(true);
+      expect(r.url).toBe(rx.requests[0].url);
+      expectVerified(r);
+    }
+    expect(fieldsOf(rx.requests[0])).toMatchObject({ uuid, result: 'sent', pending: '0', vout: '1' });
+    const rows = await attemptsOf(database.db, uuid);
+    expect(rows.map((r) => [r.attempt, r.responseStatus, r.pending, r.confirmed, r.nextTry === null])).toEqual([[1, 204, 1, 0, false], [2, 200, 0, 1, true]]);
+    expect(rows[1].responseBody).toBe('<html>thanks</html>');
+    expect(rows[0].requestUrl).toBe(`http://127.0.0.1:${rx.port}${rx.requests[0].url}`);
+    const payment = await paymentOf(database.db, uuid);
+    expect(payment.result).toBe('done');
+    expect(payment.lastUpdate).not.toBeNull();
+    expect(payment.snapshot).toEqual(snapshot);
+  });
+
+  it('the confirmed stage starting while a pending retry waits: no pending request is sent after it', async () => {
+    let confirmedSeen = 0;
+    const rx = await receiver((_n, r) => {
+      if (fieldsOf(r).result === 'pending') return { status: 500 };
+      confirmedSeen++;
+      return confirmedSeen < 4 ? { status: 503 } : { status: 200 };
+    });
+    const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: rx.url('/pending-then-confirmed'), result: 'pending' });
+    const handle = await start({ paymentUuid: uuid, pending: snapshot, awaitConfirmed: true });
+    await waitFor('pending attempt 1', () => rx.requests.length === 1);
+    await env.sleep(6 * MIN);
+    await waitFor('pending attempt 2', () => rx.requests.length === 2);
+    await waitFor('pending retry scheduled', async () => (await handle.query<DeliveryStatus>('status')).pending.state === 'waiting');
+    const status = await handle.query<DeliveryStatus>('status');
+    expect(status.pending).toMatchObject({ state: 'waiting', attempts: 2, lastStatus: 500 });
+    expect(status.pending.nextTryAt).toBeGreaterThan(await env.currentTimeMs());
+
+    await handle.signal('confirmed', snapshot);
+    const result = await handle.result();
+
+    // Confirmed ran 0, 5, 20, 50 minutes: pending attempts 3 (+15) and 4 (+30) would have fallen inside.
+    expect(result.pending.state).toBe('cancelled');
+    expect(result.confirmed).toMatchObject({ state: 'delivered', attempts: 4 });
+    const stages = rx.requests.map((r) => fieldsOf(r).result);
+    expect(stages).toEqual(['pending', 'pending', 'sent', 'sent', 'sent', 'sent']);
+    expect(rx.requests[5].at! - rx.requests[2].at!).toBeGreaterThanOrEqual(50 * MIN);
+    rx.requests.forEach(expectVerified);
+    expect(rx.requests[0].rawBody.equals(rx.requests[1].rawBody)).toBe(true);
+    expect(fieldsOf(rx.requests[0])).toMatchObject({ result: 'pending', pending: 1, txid_out: null, fee: '0.00' });
+    const rows = await attemptsOf(database.db, uuid);
+    expect(rows.map((r) => [r.stage, r.attempt])).toEqual([['pending', 1], ['pending', 2], ['confirmed', 1], ['confirmed', 2], ['confirmed', 3], ['confirmed', 4]]);
+    expect((await paymentOf(database.db, uuid)).result).toBe('done');
+  });
+
+  it('a pending attempt in flight when the confirmed stage begins ends before the first confirmed request', async () => {
+    const marks: Array<[string, number]> = [];
+    let signalled: Promise<void> | undefined;
+    let handle: Awaited<ReturnType<typeof start>> | undefined;
+    let snap = btcSnapshot;
+    const rx = await receiver(async (_n, r) => {
+      if (fieldsOf(r).result === 'pending') {
+        marks.push(['pending-arrived', Date.now()]);
+        signalled = handle!.signal('confirmed', snap);
+        await signalled;
+        await new Promise((res) => setTimeout(res, 1500));
+        marks.push(['pending-answered', Date.now()]);
+        return { status: 500 };
+      }
+      marks.push(['confirmed-arrived', Date.now()]);
+      return { status: 200 };
+    });
+    const seeded = await seedPayment(database.db, { callbackUrl: rx.url('/in-flight'), result: 'pending' });
+    snap = seeded.snapshot;
+    handle = await start({ paymentUuid: seeded.uuid, pending: seeded.snapshot, awaitConfirmed: true });
+    const result = await handle.result();
+    expect(result.pending.state).toBe('cancelled');
+    expect(result.delivered).toBe(true);
+    expect(marks.map(([m]) => m)).toEqual(['pending-arrived', 'pending-answered', 'confirmed-arrived']);
+    expect(marks[2][1]).toBeGreaterThanOrEqual(marks[1][1]);
+    const rows = await attemptsOf(database.db, seeded.uuid);
+    expect(rows.map((r) => [r.stage, r.attempt, r.responseStatus])).toEqual([['pending', 1, 500], ['confirmed', 1, 200]]);
+  });
+
+  it('after six failed attempts a resend signal redelivers the same stored snapshot', async () => {
+    const rx = await receiver((n) => (n < 6 ? { status: 502 } : { status: 200 }));
+    const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: rx.url('/resend'), post: 1, json: 0 });
+    const handle = await start({ paymentUuid: uuid, confirmed: snapshot, resendWindow: '7 days' });
+    await waitFor('six attempts', async () => {
+      if (rx.requests.length < 6) await env.sleep(20 * MIN);
+      return (await handle.query<DeliveryStatus>('status')).confirmed.state === 'exhausted';
+    }, 60_000);
+    expect(rx.requests).toHaveLength(6);
+    // A different snapshot offered later is ignored: the stored one is immutable.
+    await handle.signal('resend');
+    const result = await handle.result();
+    expect(result.delivered).toBe(true);
+    expect(rx.requests).toHaveLength(7);
+    for (const r of rx.requests) {
+      expect(r.rawBody.equals(rx.requests[0].rawBody)).toBe(true);
+      expect(r.headers['content-type']).toBe('application/x-www-form-urlencoded');
+      expectVerified(r);
+    }
+    const rows = await attemptsOf(database.db, uuid);
+    expect(rows.map((r) => [r.attempt, r.responseStatus, r.confirmed, r.nextTry === null])).toEqual([
+      [1, 502, 0, false], [2, 502, 0, false], [3, 502, 0, false], [4, 502, 0, false], [5, 502, 0, false], [6, 502, 0, true], [7, 200, 1, true],
+    ]);
+    expect((await paymentOf(database.db, uuid)).result).toBe('done');
+  });
+
+  it('an unsafe destination stops delivery after one recorded attempt', async () => {
+    const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: 'http://169.254.169.254/latest/meta-data' });
+    const result = await run({ paymentUuid: uuid, confirmed: snapshot, resendWindow: '1 minute' });
+    expect(result.confirmed).toMatchObject({ state: 'stopped', attempts: 1 });
+    const rows = await attemptsOf(database.db, uuid);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ attempt: 1, responseStatus: null, nextTry: null, pending: 0, confirmed: 0 });
+    expect(rows[0].error).toMatch(/^unsafe destination: .*169\.254\.169\.254.*link-local/);
+  });
+});
+
+describe('delivery activity against PostgreSQL', () => {
+  it('is idempotent per (payment, stage, attempt): a repeated call sends nothing and returns the stored outcome', async () => {
+    const rx = await receiver(() => ({ status: 500, body: 'x'.repeat(10_000) }));
+    const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: rx.url('/idem') });
+    const acts = createActivities({ db: database.db, signer, config: { callbackAllowPrivate: true, callbackAllowHttp: true, callbackTimeoutMs: 5000 } });
+    const input = { paymentUuid: uuid, stage: 'confirmed' as const, attempt: 1, snapshot, nextTryDelayMs: 5 * MIN };
+    const first = await acts.deliverCallbackAttempt(input);
+    const again = await acts.deliverCallbackAttempt(input);
+    expect(first).toMatchObject({ outcome: 'failed', status: 500 });
+    expect(again).toEqual(first);
+    expect(rx.requests).toHaveLength(1);
+    const rows = await attemptsOf(database.db, uuid);
+    expect(rows).toHaveLength(1);
+    expect(rows[0].responseBody).toHaveLength(4096);
+  });
+
+  it('never sends a pending attempt for a payment already past pending', async () => {
+    const rx = await receiver(() => ({ status: 200 }));
+    const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: rx.url('/late-pending'), result: 'sent' });
+    const acts = createActivities({ db: database.db, signer, config: { callbackAllowPrivate: true, callbackAllowHttp: true, callbackTimeoutMs: 5000 } });
+    const r = await acts.deliverCallbackAttempt({ paymentUuid: uuid, stage: 'pending', attempt: 1, snapshot, nextTryDelayMs: 5 * MIN });
+    expect(r.outcome).toBe('skipped');
+    expect(rx.requests).toHaveLength(0);
+  });
+
+  it('stores the confirmed snapshot once: a later, different snapshot does not replace it', async () => {
+    const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: 'https://shop.example/write-once' });
+    const acts = createActivities({ db: database.db, signer, config: { callbackAllowPrivate: true, callbackAllowHttp: true, callbackTimeoutMs: 5000 } });
+    expect(await acts.storeConfirmedSnapshot({ paymentUuid: uuid, snapshot })).toEqual(snapshot);
+    expect(await acts.storeConfirmedSnapshot({ paymentUuid: uuid, snapshot: { ...snapshot, price: '1.00' } })).toEqual(snapshot);
   });
 });
