@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { paymentConfigs } from '../../src/db/schema';
-import { callCreate, startApi, type TestApi, type Transport } from './helpers';
+import { callCreate, queryRows, startApi, type TestApi, type Transport } from './helpers';
 
 /** SPEC 4.6 rule 1 under load: twenty concurrent creates with one new callback make exactly one configuration. */
 
@@ -31,8 +31,8 @@ it('20 concurrent creates with one new callback → one configuration, twenty id
     expect(r.body).toMatchObject({ address_in: rows[0].addressIn, address_out: ETH_OUT, callback_url: callback, priority: rows[0].priority });
   }
   // Losers roll back their counter step: exactly one index was used.
-  const counter = await api.db.execute(sql`SELECT next_index FROM derivation_counters WHERE family = 'evm'`);
-  expect(String((counter.rows[0] as { next_index: string }).next_index)).toBe('1');
+  const counter = await queryRows<{ next_index: string }>(api.db, sql`SELECT next_index FROM derivation_counters WHERE family = 'evm'`);
+  expect(String(counter[0].next_index)).toBe('1');
   expect(api.logged).toEqual([]);
 });
 

@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import { deriveAddressIn } from '../../src/chains/addresses';
 import { HdSeed } from '../../src/chains/keys';
 import { paymentConfigs } from '../../src/db/schema';
-import { TEST_MNEMONIC, TRANSPORTS, allChains, callCreate, startApi, type TestApi } from './helpers';
+import { TEST_MNEMONIC, TRANSPORTS, allChains, callCreate, queryRows, startApi, type TestApi } from './helpers';
 
 /** SPEC 4.6 happy paths: both routes, three transports, defaults, reuse, family conflicts, derivation. */
 
@@ -133,8 +133,11 @@ describe('reuse of a callback URL', () => {
 
 describe('derivation counters per address family', () => {
   it('each new configuration takes the next index of its own family', async () => {
-    const before = await api.db.execute(sql`SELECT family, next_index FROM derivation_counters WHERE family IN ('btc', 'ltc')`);
-    const next = Object.fromEntries((before.rows as Array<{ family: string; next_index: string }>).map((r) => [r.family, BigInt(r.next_index)]));
+    const before = await queryRows<{ family: string; next_index: string }>(
+      api.db,
+      sql`SELECT family, next_index FROM derivation_counters WHERE family IN ('btc', 'ltc')`,
+    );
+    const next = Object.fromEntries(before.map((r) => [r.family, BigInt(r.next_index)]));
     const b = await callCreate(api, '/api/btc/create', 'POST JSON', { callback_url: 'https://shop.example/ctr/1', address_out: BTC_OUT });
     const l = await callCreate(api, '/api/ltc/create', 'POST JSON', { callback_url: 'https://shop.example/ctr/2', address_out: 'ltc1qjmxnz78nmc8nq77wuxh25n2es7rzm5c2rkk4wh' });
     expect(b.body.address_in).toBe(deriveAddressIn(seed, 'bitcoin', 'mainnet', next.btc));

@@ -66,3 +66,9 @@ export async function callCreate(api: TestApi, path: string, transport: Transpor
   }
   return api.json(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(params) });
 }
+
+/** Rows of a raw query (node-postgres result). */
+export async function queryRows<T>(db: TestApi['db'], query: Parameters<TestApi['db']['execute']>[0]): Promise<T[]> {
+  const result = (await db.execute(query)) as unknown as { rows: T[] };
+  return result.rows;
+}
