@@ -48,6 +48,8 @@ export async function startAnvil(opts: AnvilOptions): Promise<AnvilDevnet> {
     const hexEth = (n: bigint) => '0x' + n.toString(16);
     for (const a of [customer.address, ...(opts.fund ?? [])]) await jsonRpc(rpcUrl, 'anvil_setBalance', [a, hexEth(parseEther('1000'))]);
     let tokens = opts.previous?.tokens;
+    // A previous run's contract survives only if anvil dumped its state on exit.
+    if (tokens && (await provider.getCode(tokens.erc20_usdt)) === '0x') tokens = undefined;
     if (!tokens) {
       const { abi, bytecode } = compileTestToken(opts.dir);
       const factory = new ContractFactory(abi as never, bytecode, customer);

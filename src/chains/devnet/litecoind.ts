@@ -29,9 +29,12 @@ export async function startLitecoind(opts: { dir: string; binary?: string }): Pr
   const p2pPort = await freePort('127.0.0.1');
   const user = 'gateway';
   const password = Buffer.from(crypto.getRandomValues(new Uint8Array(18))).toString('hex');
+  // Credentials go in a 0600 config file, not on the command line where `ps` would show them.
+  const conf = path.join(datadir, 'gateway-rpc.conf');
+  fs.writeFileSync(conf, `rpcuser=${user}\nrpcpassword=${password}\n`, { mode: 0o600 });
   const args = [
     '-regtest', '-server', '-txindex', '-listen=0', '-dnsseed=0', '-upnp=0', '-printtoconsole',
-    `-datadir=${datadir}`, `-rpcuser=${user}`, `-rpcpassword=${password}`, `-rpcport=${rpcPort}`, `-port=${p2pPort}`,
+    `-datadir=${datadir}`, `-conf=${conf}`, `-rpcport=${rpcPort}`, `-port=${p2pPort}`,
     '-rpcbind=127.0.0.1', '-rpcallowip=127.0.0.1', '-fallbackfee=0.0002', '-rpcworkqueue=64',
   ];
   const log = path.join(opts.dir, 'litecoind.log');

@@ -1,0 +1,100 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Wallet } from 'ethers';
+import { Keypair } from '@solana/web3.js';
+import type { HdSeed } from '../keys';
+import { evmGasTankKey, solFeePayerSeed } from '../sponsor';
+import { BitcoinRpc } from '../utxo/rpc';
+import { startAnvil } from './anvil';
+import { litecoindAvailable, startLitecoind } from './litecoind';
+import { startSurfnet } from './surfnet';
+
+/** What `npm run devnet` needs to drive the running chains; holds test keys only, kept 0600 in the data dir. */
+export interface DevnetState {
+  ethereum?: { rpcUrl: string; chainId: string; customerKey: string; tokens: Record<string, string> };
+  solana?: { rpcUrl: string; customerSecret: number[]; tokens: Record<string, string> };
+  litecoin?: { rpcUrl: string; walletUrl: string; minerAddress: string };
+}
+
+export interface Devnets {
+  /** Variables for chainConfigFromEnv: {NETWORK}_RPC_URL, {NETWORK}_CHAIN=regtest, {TICKER}_CONTRACT. */
+  env: Record<string, string>;
+  state: DevnetState;
+  stateFile: string;
+  stop(): Promise<void>;
+}
+
+export interface DevnetOptions {
+  /** The gateway's seed: its EVM gas tank and Solana fee payer get funded. */
+  seed?: HdSeed;
+  /** Start litecoind (default: when /usr/bin/litecoind exists). */
+  litecoin?: boolean;
+  /** Anvil seconds per block (default 2); confirmations rise without anyone mining. */
+  ethBlockTime?: number;
+  /** Milliseconds between litecoind regtest blocks (default 10 000; 0 = only `npm run devnet -- mine`). */
+  ltcBlockIntervalMs?: number;
+  solSlotTimeMs?: number;
+}
+
+export const DEVNET_STATE_FILE = 'devnet.json';
+
+export function readDevnetState(dir: string): DevnetState {
+  const file = path.join(dir, DEVNET_STATE_FILE);
+  if (!fs.existsSync(file)) throw new Error(`no devnet state at ${file}: is \`npm start\` running with its local chains?`);
+  return JSON.parse(fs.readFileSync(file, 'utf8')) as DevnetState;
+}
+
+/**
+ * Local chains for the embedded default: anvil (chain state kept in dir), surfnet in this process,
+ * and litecoind in regtest when installed, each on a free loopback port, with funded customer and
+ * gas-tank wallets. Keys are generated here at run time.
+ */
+export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promise<Devnets> {
+  fs.mkdirSync(dir, { recursive: true });
+  const stateFile = path.join(dir, DEVNET_STATE_FILE);
+  const previous: DevnetState = fs.existsSync(stateFile) ? (JSON.parse(fs.readFileSync(stateFile, 'utf8')) as DevnetState) : {};
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch(() => undefined);
+  };
+  const env: Record<string, string> = {};
+  const state: DevnetState = {};
+  try {
+    const tank = opts.seed ? new Wallet(Buffer.from(evmGasTankKey(opts.seed)).toString('hex')).address : undefined;
+    const anvil = await startAnvil({
+      dir,
+      fund: tank ? [tank] : [],
+      blockTime: opts.ethBlockTime ?? 2,
+      persist: true,
+      previous: previous.ethereum ? { customerKey: previous.ethereum.customerKey, tokens: previous.ethereum.tokens } : undefined,
+    });
+    stops.push(anvil.stop);
+    state.ethereum = { rpcUrl: anvil.rpcUrl, chainId: anvil.chainId.toString(), customerKey: anvil.customerKey, tokens: anvil.tokens };
+    Object.assign(env, { ETHEREUM_RPC_URL: anvil.rpcUrl, ETHEREUM_CHAIN: 'regtest', ERC20_USDT_CONTRACT: anvil.tokens.erc20_usdt });
+
+    const payer = opts.seed ? Keypair.fromSeed(solFeePayerSeed(opts.seed)).publicKey.toBase58() : undefined;
+    const surf = await startSurfnet({ fund: payer ? [payer] : [], slotTimeMs: opts.solSlotTimeMs ?? 400 });
+    stops.push(surf.stop);
+    state.solana = { rpcUrl: surf.rpcUrl, customerSecret: surf.customerSecret, tokens: surf.tokens };
+    Object.assign(env, { SOLANA_RPC_URL: surf.rpcUrl, SOLANA_CHAIN: 'regtest', SOL_USDC_CONTRACT: surf.tokens.sol_usdc });
+
+    if (opts.litecoin ?? litecoindAvailable()) {
+      const ltc = await startLitecoind({ dir });
+      stops.push(ltc.stop);
+      state.litecoin = { rpcUrl: ltc.rpcUrl, walletUrl: ltc.walletUrl, minerAddress: ltc.minerAddress };
+      Object.assign(env, { LITECOIN_RPC_URL: ltc.rpcUrl, LITECOIN_CHAIN: 'regtest' });
+      const every = opts.ltcBlockIntervalMs ?? 10_000;
+      if (every > 0) {
+        const rpc = new BitcoinRpc(ltc.rpcUrl);
+        const timer = setInterval(() => void rpc.call('generatetoaddress', [1, ltc.minerAddress]).catch(() => undefined), every);
+        timer.unref();
+        stops.push(async () => clearInterval(timer));
+      }
+    }
+    fs.writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
+    return { env, state, stateFile, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
