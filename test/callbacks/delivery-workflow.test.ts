@@ -78,6 +78,12 @@ async function waitFor(what: string, ok: () => boolean | Promise<boolean>, ms = 
 const start = (input: DeliveryWorkflowInput) =>
   env.client.workflow.start('deliveryWorkflow', { taskQueue, workflowId: `delivery-${input.paymentUuid}`, args: [input] });
 
+/** Determinism: the recorded history replays on a fresh bundle without a nondeterminism error. */
+async function expectReplays(handle: Awaited<ReturnType<typeof start>>): Promise<void> {
+  const history = await handle.fetchHistory();
+  await expect(Worker.runReplayHistory({ workflowsPath: path.resolve(__dirname, 'fixtures/workflows.ts') }, history)).resolves.toBeUndefined();
+}
+
 function run(input: DeliveryWorkflowInput): Promise<DeliveryWorkflowResult> {
   return env.client.workflow.execute('deliveryWorkflow', { taskQueue, workflowId: `delivery-${input.paymentUuid}`, args: [input] });
 }
@@ -181,18 +187,16 @@ describe('six-attempt delivery on the time-skipping server', () => {
     const rows = await attemptsOf(database.db, uuid);
     expect(rows.map((r) => [r.stage, r.attempt])).toEqual([['pending', 1], ['pending', 2], ['confirmed', 1], ['confirmed', 2], ['confirmed', 3], ['confirmed', 4]]);
     expect((await paymentOf(database.db, uuid)).result).toBe('done');
+    await expectReplays(handle);
   });
 
   it('a pending attempt in flight when the confirmed stage begins ends before the first confirmed request', async () => {
     const marks: Array<[string, number]> = [];
-    let signalled: Promise<void> | undefined;
-    let handle: Awaited<ReturnType<typeof start>> | undefined;
-    let snap = btcSnapshot;
+    const ctx: { handle?: Awaited<ReturnType<typeof start>>; snapshot: typeof btcSnapshot } = { snapshot: btcSnapshot };
     const rx = await receiver(async (_n, r) => {
       if (fieldsOf(r).result === 'pending') {
         marks.push(['pending-arrived', Date.now()]);
-        signalled = handle!.signal('confirmed', snap);
-        await signalled;
+        await ctx.handle!.signal('confirmed', ctx.snapshot);
         await new Promise((res) => setTimeout(res, 1500));
         marks.push(['pending-answered', Date.now()]);
         return { status: 500 };
@@ -201,9 +205,9 @@ describe('six-attempt delivery on the time-skipping server', () => {
       return { status: 200 };
     });
     const seeded = await seedPayment(database.db, { callbackUrl: rx.url('/in-flight'), result: 'pending' });
-    snap = seeded.snapshot;
-    handle = await start({ paymentUuid: seeded.uuid, pending: seeded.snapshot, awaitConfirmed: true });
-    const result = await handle.result();
+    ctx.snapshot = seeded.snapshot;
+    ctx.handle = await start({ paymentUuid: seeded.uuid, pending: seeded.snapshot, awaitConfirmed: true });
+    const result = await ctx.handle.result();
     expect(result.pending.state).toBe('cancelled');
     expect(result.delivered).toBe(true);
     expect(marks.map(([m]) => m)).toEqual(['pending-arrived', 'pending-answered', 'confirmed-arrived']);
@@ -221,7 +225,6 @@ describe('six-attempt delivery on the time-skipping server', () => {
       return (await handle.query<DeliveryStatus>('status')).confirmed.state === 'exhausted';
     }, 60_000);
     expect(rx.requests).toHaveLength(6);
-    // A different snapshot offered later is ignored: the stored one is immutable.
     await handle.signal('resend');
     const result = await handle.result();
     expect(result.delivered).toBe(true);
@@ -236,6 +239,7 @@ describe('six-attempt delivery on the time-skipping server', () => {
       [1, 502, 0, false], [2, 502, 0, false], [3, 502, 0, false], [4, 502, 0, false], [5, 502, 0, false], [6, 502, 0, true], [7, 200, 1, true],
     ]);
     expect((await paymentOf(database.db, uuid)).result).toBe('done');
+    await expectReplays(handle);
   });
 
   it('an unsafe destination stops delivery after one recorded attempt', async () => {
