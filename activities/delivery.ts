@@ -42,6 +42,9 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
      */
     async deliverCallbackAttempt(input: DeliverAttemptInput): Promise<DeliverAttemptResult> {
       const { db } = deps;
+      if (input.snapshot.uuid !== input.paymentUuid) {
+        throw ApplicationFailure.nonRetryable(`snapshot uuid ${input.snapshot.uuid} is not payment ${input.paymentUuid}`, 'SnapshotMismatch');
+      }
       const key = and(
         eq(deliveryAttempts.paymentUuid, input.paymentUuid),
         eq(deliveryAttempts.stage, input.stage),

@@ -81,6 +81,25 @@ describe('connection to the checked address (CALLBACK_ALLOW_PRIVATE on)', () => 
     expect(receiver.requests[0].headers.host).toBe(`merchant.test:${receiver.port}`);
   });
 
+  it('delivers to an IPv6 literal ([::1]) with the bracketed Host header', async () => {
+    const http = await import('node:http');
+    const seen: string[] = [];
+    const server = http.createServer((req, res) => {
+      seen.push(String(req.headers.host));
+      res.writeHead(200).end('ok');
+    });
+    const listening = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(0, '::1', () => resolve(true));
+    });
+    if (!listening) return; // no IPv6 loopback on this machine
+    const port = (server.address() as { port: number }).port;
+    const r = await performAttempt({ target: { url: `http://[::1]:${port}/cb`, post: 0, json: 0, convert: 0 }, snapshot: btcSnapshot, event: 'confirmed', signer, policy: local, timeoutMs: 2000 });
+    server.close();
+    expect(r.outcome).toBe('delivered');
+    expect(seen).toEqual([`[::1]:${port}`]);
+  });
+
   it('follows no redirect: a 302 to another listener is a failed attempt and the target gets nothing', async () => {
     const target = await startReceiver();
     const redirector = await startReceiver(() => ({ status: 302, headers: { location: target.url('/stolen') } }));
