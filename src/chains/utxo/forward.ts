@@ -48,67 +48,84 @@ export interface UtxoForwardContext {
   fallbackFeeRate?: bigint;
 }
 
+export interface UtxoSpend {
+  key: Pick<UtxoKey, 'network' | 'node' | 'outputScript'>;
+  outpoint: { txid: string; vout: number; amount: bigint };
+  /** The previous transaction's hex: required for legacy (P2PKH) inputs, which sign over it. */
+  prevTxHex?: string;
+  addressOut: string;
+  /** sat/vB. */
+  feeRate: bigint;
+  commission?: bigint;
+  treasuryAddress?: string;
+}
+
 /**
- * Spends exactly the deposit outpoint: one output of deposit − fee − commission to address_out, and
- * the commission to the treasury when there is one. RFC 6979 signatures make the bytes a pure function
- * of (outpoint, outputs, fee rate).
+ * Pure signing of one forward: spends exactly the outpoint into deposit − fee − commission to
+ * address_out (plus the commission to the treasury), fee = rate × the signed transaction's vsize.
+ * RFC 6979 signatures make the bytes a function of the inputs alone.
  */
-export async function prepareUtxoForward(ctx: UtxoForwardContext, req: ForwardRequest): Promise<ForwardPlan> {
-  const net = ctx.key.network;
+export function signUtxoSpend(spend: UtxoSpend): { raw: string; txid: string; forwarded: bigint; fee: bigint } {
+  const net = spend.key.network;
   if (net.coin === 'bch') {
     throw new UnsupportedOperationError('bitcoincash forwarding needs the SIGHASH_FORKID digest, which bitcoinjs-lib does not implement');
   }
   if (net.coin === 'zec') {
     throw new UnsupportedOperationError('zcash forwarding needs the v5 transparent transaction format (ZIP 225/244), which bitcoinjs-lib does not implement');
   }
-  const commission = req.commission ?? 0n;
-  if (commission > 0n && !req.treasuryAddress) throw new InvalidRequestError('a UTXO commission needs a treasury address');
+  const commission = spend.commission ?? 0n;
+  if (commission > 0n && !spend.treasuryAddress) throw new InvalidRequestError('a UTXO commission needs a treasury address');
   const dust = dustLimit(net.coin, net.segwit);
   if (commission > 0n && commission < dust) throw new InsufficientAmountError(`commission ${commission} is below dust ${dust}`);
-  const outputs = commission > 0n ? 2 : 1;
-  const rate = await feeRate(ctx.rpc, req.priority, ctx.fallbackFeeRate);
-  const input = await inputOf(ctx, req);
+  const { txid, vout, amount } = spend.outpoint;
+  let input;
+  if (net.segwit) input = { hash: txid, index: vout, witnessUtxo: { script: spend.key.outputScript, value: amount } };
+  else if (spend.prevTxHex) input = { hash: txid, index: vout, nonWitnessUtxo: Buffer.from(spend.prevTxHex, 'hex') };
+  else throw new InvalidRequestError('a legacy input needs its previous transaction');
   const build = (fee: bigint) => {
-    const forwarded = req.deposit.amount - fee - commission;
-    if (forwarded < dust) throw new InsufficientAmountError(`deposit ${req.deposit.amount} leaves ${forwarded} after fee ${fee}, below dust ${dust}`);
+    const forwarded = amount - fee - commission;
+    if (forwarded < dust) throw new InsufficientAmountError(`deposit ${amount} leaves ${forwarded} after fee ${fee}, below dust ${dust}`);
     const psbt = new Psbt({ network: net });
     psbt.addInput(input);
-    psbt.addOutput({ script: utxoOutputScript(net, req.addressOut), value: forwarded });
-    if (commission > 0n) psbt.addOutput({ script: utxoOutputScript(net, req.treasuryAddress!), value: commission });
-    psbt.signInput(0, ctx.key.node);
-    psbt.validateSignaturesOfInput(0, (pub, hash, sig) => ecc.verify(hash, pub, sig));
+    psbt.addOutput({ script: utxoOutputScript(net, spend.addressOut), value: forwarded });
+    if (commission > 0n) psbt.addOutput({ script: utxoOutputScript(net, spend.treasuryAddress!), value: commission });
+    psbt.signInput(0, spend.key.node);
+    if (!psbt.validateSignaturesOfInput(0, (pub, hash, sig) => ecc.verify(hash, pub, sig))) throw new Error('signature does not verify');
     psbt.finalizeAllInputs();
-    const tx = psbt.extractTransaction();
-    return { tx, forwarded };
+    return { tx: psbt.extractTransaction(), forwarded };
   };
   // Sign once to learn the exact vsize, then again at exactly rate × vsize.
-  let fee = rate * forwardVsize(net.segwit, outputs);
+  let fee = spend.feeRate * forwardVsize(net.segwit, commission > 0n ? 2 : 1);
   let built = build(fee);
-  const exact = rate * BigInt(built.tx.virtualSize());
+  const exact = spend.feeRate * BigInt(built.tx.virtualSize());
   if (exact !== fee) {
     fee = exact;
     built = build(fee);
   }
-  const raw = built.tx.toHex();
-  const txid = built.tx.getId();
+  return { raw: built.tx.toHex(), txid: built.tx.getId(), forwarded: built.forwarded, fee };
+}
+
+/** Reads the fee rate (and a legacy input's previous transaction) from the node, then signs. */
+export async function prepareUtxoForward(ctx: UtxoForwardContext, req: ForwardRequest): Promise<ForwardPlan> {
+  const rate = await feeRate(ctx.rpc, req.priority, ctx.fallbackFeeRate);
+  const prevTxHex = ctx.key.network.segwit || ['bch', 'zec'].includes(ctx.key.network.coin) ? undefined : await ctx.rpc.call<string>('getrawtransaction', [req.deposit.txid, false]);
+  const s = signUtxoSpend({
+    key: ctx.key,
+    outpoint: { txid: req.deposit.txid, vout: req.deposit.index, amount: req.deposit.amount },
+    prevTxHex,
+    addressOut: req.addressOut,
+    feeRate: rate,
+    commission: req.commission,
+    treasuryAddress: req.treasuryAddress,
+  });
   return {
     network: ctx.network,
     ticker: req.deposit.ticker,
-    txs: [{ role: 'forward', txid, raw }],
-    txidOut: txid,
-    forwarded: built.forwarded,
-    networkFee: fee,
+    txs: [{ role: 'forward', txid: s.txid, raw: s.raw }],
+    txidOut: s.txid,
+    forwarded: s.forwarded,
+    networkFee: s.fee,
     sponsorCost: 0n,
     rent: 0n,
   };
-}
-
-async function inputOf(ctx: UtxoForwardContext, req: ForwardRequest) {
-  const { txid, index, amount } = req.deposit;
-  if (ctx.key.network.segwit) {
-    return { hash: txid, index, witnessUtxo: { script: ctx.key.outputScript, value: amount } };
-  }
-  // Legacy inputs sign over the whole previous transaction (needs -txindex or the wallet).
-  const hex = await ctx.rpc.call<string>('getrawtransaction', [txid, false]);
-  return { hash: txid, index, nonWitnessUtxo: Buffer.from(hex, 'hex') };
 }
