@@ -1,4 +1,4 @@
-import express, { type Express, type Router } from 'express';
+import express, { type Express, type RequestHandler, type Router } from 'express';
 import { errorHandler, notFound, type LogFn } from './errors';
 import { statusRoutes } from './routes/status';
 
@@ -6,12 +6,15 @@ export interface AppDeps {
   log?: LogFn;
   /** Further route groups (catalog, create, logs, …) mounted before the 404 handler. */
   routes?: Router[];
+  /** Middleware run before every route (request metrics). */
+  before?: RequestHandler[];
 }
 
 export function createApp(deps: AppDeps = {}): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  for (const m of deps.before ?? []) app.use(m);
   app.use(statusRoutes());
   for (const r of deps.routes ?? []) app.use(r);
   app.use(notFound);

@@ -43,8 +43,11 @@ export function errorResponses(codes: ErrorCode[]): Record<string, ResponseConfi
   return out;
 }
 
+/** A field-error map without a prototype: a parameter named `__proto__` is just a name. */
+export const newFieldErrors = (): Record<string, string[]> => Object.create(null) as Record<string, string[]>;
+
 /** Zod issues → the spec's `errors` object (field → messages). Unknown keys are reported per key. */
-export function fieldErrors(error: z.ZodError, into: Record<string, string[]> = {}): Record<string, string[]> {
+export function fieldErrors(error: z.ZodError, into: Record<string, string[]> = newFieldErrors()): Record<string, string[]> {
   const add = (field: string, msg: string) => (into[field] ??= []).includes(msg) || into[field].push(msg);
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {

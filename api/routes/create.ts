@@ -8,7 +8,7 @@ import { GatewayError, type FieldErrors } from '../../src/domain/errors';
 import { formatUnits } from '../../src/domain/money';
 import { confirmationsRequired, minimumOrFloor, resolveAsset, type AssetView } from '../assets';
 import type { PublicDeps } from '../deps';
-import { ChainTokenParams, DecimalString, TickerParams, errorResponses, fieldErrors } from '../schemas';
+import { ChainTokenParams, DecimalString, TickerParams, errorResponses, fieldErrors, newFieldErrors } from '../schemas';
 import { callbackUrlProblems, CALLBACK_URL_MAX } from '../validation/callback-url';
 
 /** SPEC 4.6: create (or find) the payment configuration of a callback URL. */
@@ -75,7 +75,7 @@ function readParams(req: Request): unknown {
 
 /** Every problem of the request at once (one 1001 lists all failing fields), then the priority check. */
 function validate(raw: unknown, v: AssetView, allowHttp: boolean): Parsed {
-  const errors: FieldErrors = {};
+  const errors: FieldErrors = newFieldErrors();
   const parsed = CreateParams.safeParse(raw);
   if (!parsed.success) fieldErrors(parsed.error, errors);
   const p = (parsed.success ? parsed.data : (raw ?? {})) as Record<string, unknown>;
@@ -142,6 +142,8 @@ export function createRoutes(deps: PublicDeps): Router {
     express.json({ limit: BODY_LIMIT, strict: true }),
     express.urlencoded({ extended: false, limit: BODY_LIMIT, parameterLimit: 50 }),
   ];
+  // HEAD would run the GET handler and create a configuration without showing it: not a create method.
+  r.head(['/api/:ticker/create', '/api/:chain/:token/create'], (_req, _res, next) => next('router'));
   r.get('/api/:ticker/create', async (req, res) => {
     res.json(await create(deps, tickerFromPath(req.params.ticker), req));
   });

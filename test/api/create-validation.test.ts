@@ -215,3 +215,20 @@ describe('create: transport-level errors', () => {
     expect(api.logged).toEqual([]);
   });
 });
+
+describe('create: hostile parameter names', () => {
+  it.each(['__proto__', 'constructor', 'toString'])('%s is an unknown parameter, not a crash', async (key) => {
+    const r = await api.json(`/api/btc/create?${new URLSearchParams({ ...fresh(OK), [key]: '1' } as Record<string, string>)}`);
+    expect(r.status).toBe(422);
+    expect(r.body.code).toBe(1001);
+    expect(JSON.stringify(r.body.errors)).toContain(`"${key}":["Unknown parameter."]`);
+  });
+
+  it('HEAD creates nothing', async () => {
+    const q = new URLSearchParams({ ...OK, callback_url: 'https://shop.example/head-only' });
+    const r = await fetch(`${api.base}/api/btc/create?${q}`, { method: 'HEAD' });
+    expect(r.status).toBe(404);
+    const rows = await api.db.query.paymentConfigs.findMany();
+    expect(rows.some((c) => c.callbackUrl === 'https://shop.example/head-only')).toBe(false);
+  });
+});
