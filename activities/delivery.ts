@@ -24,7 +24,8 @@ export interface DeliverAttemptInput {
 }
 
 export interface DeliverAttemptResult {
-  outcome: AttemptOutcomeKind | 'skipped';
+  /** 'invalid' is set by the workflow when the activity failed permanently (e.g. unknown payment). */
+  outcome: AttemptOutcomeKind | 'skipped' | 'invalid';
   status: number | null;
   error: string | null;
   /** ISO time of the next attempt recorded with a failed attempt. */

@@ -1,5 +1,5 @@
 // The six-attempt schedule of one callback stage (SPEC 8): deterministic workflow code only.
-import { ActivityCancellationType, CancellationScope, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
+import { ActivityCancellationType, ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
 import type { DeliverAttemptResult, DeliveryActivities } from '../activities/delivery';
 import type { CallbackEvent, CallbackSnapshot } from '../src/callbacks/types';
 
@@ -70,7 +70,10 @@ export async function runAttempt(
     result = await acts.deliverCallbackAttempt({ ...input, attempt, nextTryDelayMs });
   } catch (e) {
     if (isCancellation(e)) throw e;
-    result = { outcome: 'failed', status: null, error: e instanceof Error ? e.message : String(e), nextTry: null };
+    // A permanent activity error (unknown payment, snapshot of another payment) will not heal with time.
+    const permanent = e instanceof ActivityFailure && e.cause instanceof ApplicationFailure && e.cause.nonRetryable;
+    const message = e instanceof ActivityFailure && e.cause ? e.cause.message : e instanceof Error ? e.message : String(e);
+    result = { outcome: permanent ? 'invalid' : 'failed', status: null, error: message, nextTry: null };
   }
   status.attempts = Math.max(status.attempts, attempt);
   status.lastStatus = result.status;
@@ -88,7 +91,7 @@ export async function deliverStage(input: StageInput, status: StageStatus = newS
     const delay = attempt < AUTOMATIC_ATTEMPTS ? RETRY_DELAYS_MS[attempt - 1] : null;
     const result = await runAttempt(input, attempt, delay, status);
     if (result.outcome === 'delivered') return finish(input, status, 'delivered');
-    if (result.outcome === 'unsafe') return finish(input, status, 'stopped');
+    if (result.outcome === 'unsafe' || result.outcome === 'invalid') return finish(input, status, 'stopped');
     if (result.outcome === 'skipped') return finish(input, status, 'skipped');
     if (delay === null) break;
     status.state = 'waiting';

@@ -98,7 +98,7 @@ export class PaymentDelivery {
       const input = { paymentUuid: this.paymentUuid, stage: 'confirmed' as const, snapshot: this.confirmedSnapshot };
       const result = await runAttempt(input, attempt, null, this.status.confirmed);
       if (result.outcome === 'delivered') this.confirmedOutcome = { stage: 'confirmed', state: 'delivered', attempts: attempt };
-      this.status.confirmed.state = result.outcome === 'delivered' ? 'delivered' : result.outcome === 'unsafe' ? 'stopped' : 'exhausted';
+      this.status.confirmed.state = result.outcome === 'delivered' ? 'delivered' : result.outcome === 'unsafe' || result.outcome === 'invalid' ? 'stopped' : 'exhausted';
     }
     return this.confirmedOutcome;
   }

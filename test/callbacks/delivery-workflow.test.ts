@@ -251,6 +251,15 @@ describe('six-attempt delivery on the time-skipping server', () => {
     expect(rows[0]).toMatchObject({ attempt: 1, responseStatus: null, nextTry: null, pending: 0, confirmed: 0 });
     expect(rows[0].error).toMatch(/^unsafe destination: .*169\.254\.169\.254.*link-local/);
   });
+
+  it('a permanent activity error (unknown payment) stops the stage instead of retrying for hours', async () => {
+    const paymentUuid = crypto.randomUUID();
+    const startedVirtual = await env.currentTimeMs();
+    const result = await run({ paymentUuid, pending: { ...btcSnapshot, uuid: paymentUuid } });
+    expect(result.pending).toMatchObject({ state: 'stopped', attempts: 1 });
+    expect(result.pending.lastError).toMatch(/not found/);
+    expect((await env.currentTimeMs()) - startedVirtual).toBeLessThan(5 * MIN);
+  });
 });
 
 describe('delivery activity against PostgreSQL', () => {
