@@ -1,3 +1,5 @@
+import { computeAddress } from 'ethers';
+import { Keypair } from '@solana/web3.js';
 import type { HdSeed } from './keys';
 
 /**
@@ -18,4 +20,12 @@ export function evmGasTankKey(seed: HdSeed): Uint8Array {
 
 export function solFeePayerSeed(seed: HdSeed): Uint8Array {
   return seed.ed25519(GAS_TANK_PATHS.sol);
+}
+
+/** The addresses an operator funds: ether for ERC-20 forwards, SOL for SPL forwards. */
+export function sponsorAddresses(seed: HdSeed): { evmGasTank: string; solFeePayer: string } {
+  return {
+    evmGasTank: computeAddress('0x' + Buffer.from(evmGasTankKey(seed)).toString('hex')),
+    solFeePayer: Keypair.fromSeed(solFeePayerSeed(seed)).publicKey.toBase58(),
+  };
 }

@@ -1,9 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Wallet } from 'ethers';
-import { Keypair } from '@solana/web3.js';
 import type { HdSeed } from '../keys';
-import { evmGasTankKey, solFeePayerSeed } from '../sponsor';
+import { sponsorAddresses } from '../sponsor';
 import { BitcoinRpc } from '../utxo/rpc';
 import { startAnvil } from './anvil';
 import { litecoindAvailable, startLitecoind } from './litecoind';
@@ -21,6 +19,8 @@ export interface Devnets {
   env: Record<string, string>;
   state: DevnetState;
   stateFile: string;
+  /** Child processes (anvil, litecoind); surfnet runs inside this process. */
+  pids: number[];
   stop(): Promise<void>;
 }
 
@@ -58,9 +58,11 @@ export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promi
     for (const s of stops.reverse()) await s().catch(() => undefined);
   };
   const env: Record<string, string> = {};
+  const pids: number[] = [];
   const state: DevnetState = {};
   try {
-    const tank = opts.seed ? new Wallet(Buffer.from(evmGasTankKey(opts.seed)).toString('hex')).address : undefined;
+    const sponsors = opts.seed ? sponsorAddresses(opts.seed) : undefined;
+    const tank = sponsors?.evmGasTank;
     const anvil = await startAnvil({
       dir,
       fund: tank ? [tank] : [],
@@ -69,10 +71,11 @@ export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promi
       previous: previous.ethereum ? { customerKey: previous.ethereum.customerKey, tokens: previous.ethereum.tokens } : undefined,
     });
     stops.push(anvil.stop);
+    pids.push(anvil.pid);
     state.ethereum = { rpcUrl: anvil.rpcUrl, chainId: anvil.chainId.toString(), customerKey: anvil.customerKey, tokens: anvil.tokens };
     Object.assign(env, { ETHEREUM_RPC_URL: anvil.rpcUrl, ETHEREUM_CHAIN: 'regtest', ERC20_USDT_CONTRACT: anvil.tokens.erc20_usdt });
 
-    const payer = opts.seed ? Keypair.fromSeed(solFeePayerSeed(opts.seed)).publicKey.toBase58() : undefined;
+    const payer = sponsors?.solFeePayer;
     const surf = await startSurfnet({ fund: payer ? [payer] : [], slotTimeMs: opts.solSlotTimeMs ?? 400 });
     stops.push(surf.stop);
     state.solana = { rpcUrl: surf.rpcUrl, customerSecret: surf.customerSecret, tokens: surf.tokens };
@@ -81,6 +84,7 @@ export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promi
     if (opts.litecoin ?? litecoindAvailable()) {
       const ltc = await startLitecoind({ dir });
       stops.push(ltc.stop);
+      pids.push(ltc.pid);
       state.litecoin = { rpcUrl: ltc.rpcUrl, walletUrl: ltc.walletUrl, minerAddress: ltc.minerAddress };
       Object.assign(env, { LITECOIN_RPC_URL: ltc.rpcUrl, LITECOIN_CHAIN: 'regtest' });
       const every = opts.ltcBlockIntervalMs ?? 10_000;
@@ -92,7 +96,7 @@ export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promi
       }
     }
     fs.writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
-    return { env, state, stateFile, stop };
+    return { env, state, stateFile, pids, stop };
   } catch (e) {
     await stop();
     throw e;

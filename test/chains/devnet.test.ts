@@ -1,0 +1,75 @@
+/**
+ * startDevnets (what the embedded `npm start` runs) and the devnet CLI against it: the env it returns
+ * configures every adapter through chainConfigFromEnv, `pay` prints a txid the chain knows, `mine`
+ * moves the chain, and stop() ends every child by PID.
+ */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { jsonRpc } from '../../src/chains/devnet/process';
+import { chainConfigFromEnv } from '../../src/chains/config';
+import { startDevnets, type Devnets } from '../../src/chains/devnet/index';
+import { litecoindAvailable } from '../../src/chains/devnet/litecoind';
+import { createAdapter } from '../../src/chains/factory';
+import type { ChainAdapter } from '../../src/chains/adapter';
+import { sponsorAddresses } from '../../src/chains/sponsor';
+import { isAlive } from '../helpers/process';
+import { testSeed, tmpDir } from '../helpers/nodes';
+
+jest.setTimeout(180_000);
+
+const run = promisify(execFile);
+const root = path.resolve(__dirname, '../..');
+const cli = (dir: string, ...args: string[]) =>
+  run(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), path.join(root, 'scripts/devnet.ts'), ...args, '--dir', dir], {
+    cwd: root,
+    timeout: 90_000,
+  }).then((r) => r.stdout.trim());
+
+const seed = testSeed();
+const dir = tmpDir('gw-devnet-');
+let nets: Devnets;
+const adapters: Record<string, ChainAdapter> = {};
+
+beforeAll(async () => {
+  nets = await startDevnets(dir, { seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: 100 });
+  const config = chainConfigFromEnv(nets.env);
+  for (const [network, runtime] of Object.entries(config)) adapters[network] = await createAdapter(network, runtime, seed);
+});
+
+afterAll(async () => {
+  for (const a of Object.values(adapters)) await a.close();
+  await nets?.stop();
+  for (const pid of nets?.pids ?? []) expect(isAlive(pid)).toBe(false);
+});
+
+test('the env configures every started chain, token contracts included', async () => {
+  const config = chainConfigFromEnv(nets.env);
+  expect(Object.keys(config).sort()).toEqual(litecoindAvailable() ? ['ethereum', 'litecoin', 'solana'] : ['ethereum', 'solana']);
+  expect(config.ethereum.contracts.erc20_usdt).toBe(nets.state.ethereum!.tokens.erc20_usdt);
+  expect(config.solana.contracts.sol_usdc).toBe(nets.state.solana!.tokens.sol_usdc);
+  for (const a of Object.values(adapters)) expect((await a.head()).height).toBeGreaterThanOrEqual(0n);
+  // The gateway's sponsors are funded.
+  const { evmGasTank, solFeePayer } = sponsorAddresses(seed);
+  expect(BigInt(await jsonRpc<string>(nets.env.ETHEREUM_RPC_URL, 'eth_getBalance', [evmGasTank, 'latest']))).toBeGreaterThan(0n);
+  const sol = await jsonRpc<{ value: number }>(nets.env.SOLANA_RPC_URL, 'getBalance', [solFeePayer, { commitment: 'confirmed' }]);
+  expect(sol.value).toBeGreaterThan(0);
+});
+
+test('`devnet pay` prints a txid that lands at the address', async () => {
+  const to = adapters.ethereum.deriveAddressIn(5n);
+  const from = await adapters.ethereum.head();
+  const txid = await cli(dir, 'pay', '--ticker', 'erc20_usdt', '--to', to, '--amount', '12.5');
+  expect(txid).toMatch(/^0x[0-9a-f]{64}$/);
+  const batch = await adapters.ethereum.scan(from, 100);
+  const found = batch.blocks.flatMap((b) => b.deposits).filter((d) => d.recipient === to);
+  expect(found.map((d) => [d.txid, d.ticker, d.amount])).toEqual([[txid, 'erc20_usdt', 12_500_000n]]);
+
+  const solTo = adapters.solana.deriveAddressIn(5n);
+  expect(await cli(dir, 'pay', '--ticker', 'sol', '--to', solTo, '--amount', '0.25')).toMatch(/^[1-9A-HJ-NP-Za-km-z]{80,90}$/);
+});
+
+(litecoindAvailable() ? test : test.skip)('`devnet mine` mines regtest blocks', async () => {
+  const before = (await adapters.litecoin.head()).height;
+  expect(BigInt(await cli(dir, 'mine', '--ticker', 'ltc', '--blocks', '3'))).toBe(before + 3n);
+});
