@@ -61,13 +61,13 @@ export interface DepositDeps {
 
 const asset = (ticker: string): Asset => ASSETS[ticker];
 
-function toDeposit(p: PaymentRow): ObservedDeposit {
+function toDeposit(p: PaymentRow, c: ConfigRow): ObservedDeposit {
   return {
     network: p.network,
     ticker: p.ticker,
     txid: p.txidIn!,
     index: Number(p.depositKey.split(':').pop()),
-    recipient: '',
+    recipient: c.addressIn,
     amount: BigInt(p.valueBase),
     blockNumber: p.blockNumber ?? 0n,
     blockHash: p.blockHash ?? '',
@@ -195,9 +195,9 @@ export function createDepositActivities(deps: DepositDeps) {
 
     /** Incoming confirmations, stored for logs; the sol family reports finality 0 or 1. */
     async confirmations(uuid: string): Promise<{ status: 'confirmed' | 'reorged'; confirmations: number }> {
-      const { payment } = await loadPayment(db, uuid);
+      const { payment, config } = await loadPayment(db, uuid);
       const adapter = await deps.adapter(payment.network);
-      const c = await adapter.confirmations(toDeposit(payment));
+      const c = await adapter.confirmations(toDeposit(payment, config));
       const shown = isSolFamily(asset(payment.ticker)) ? Math.min(c.confirmations, 1) : c.confirmations;
       if (c.status === 'confirmed' && shown !== payment.confirmations) await updatePayment(db, uuid, { confirmations: shown });
       return { status: c.status, confirmations: shown };
@@ -237,7 +237,7 @@ export function createDepositActivities(deps: DepositDeps) {
           }
           try {
             plan = await adapter.prepareForward({
-              deposit: toDeposit(payment),
+              deposit: toDeposit(payment, config),
               derivationIndex: config.derivationIndex,
               addressOut: config.addressOut,
               priority: config.priority as Priority,

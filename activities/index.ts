@@ -3,6 +3,7 @@ import type { Db } from '../src/db/client';
 import { loadConfig, type Config } from '../src/config';
 import { loadSigner, type Signer } from '../src/callbacks/signer';
 import { createDeliveryActivities, type DeliveryDeps } from './delivery';
+import { createDepositActivities, type DepositDeps } from './deposit';
 
 export interface ActivityDeps {
   db: Db;
@@ -10,6 +11,8 @@ export interface ActivityDeps {
   config?: DeliveryDeps['config'] & Partial<Config>;
   /** Callback signer (src/callbacks/signer.ts loadSigner); unset → loaded from `config`. */
   signer?: Signer;
+  /** Chains, prices and fees for the deposit lifecycle; unset in processes that only deliver callbacks. */
+  deposit?: Omit<DepositDeps, 'db'>;
 }
 
 /** Every side effect a workflow needs, built from its dependencies (temporalio/samples-typescript style). */
@@ -34,5 +37,6 @@ export function createActivities(deps: ActivityDeps) {
       return list[0].now;
     },
     ...createDeliveryActivities(deliveryDeps),
+    ...(deps.deposit ? createDepositActivities({ db: deps.db, ...deps.deposit }) : {}),
   };
 }

@@ -47,6 +47,19 @@ const schema = z.object({
   GATEWAY_MNEMONIC_FILE: nonEmpty('GATEWAY_MNEMONIC_FILE').optional(),
   METRICS_PORT: port('METRICS_PORT').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
+  FEE_DOMAIN_OVERRIDES: z
+    .string()
+    .regex(/^[a-z0-9.-]+=\d+(\.\d{1,2})?(,[a-z0-9.-]+=\d+(\.\d{1,2})?)*$/i, {
+      error: 'FEE_DOMAIN_OVERRIDES must be host=percent pairs separated by commas, e.g. shop.example=0.50',
+    })
+    .optional(),
+  WATCH_INTERVAL_MS: z
+    .string()
+    .regex(/^\d+$/, { error: 'WATCH_INTERVAL_MS must be a whole number of milliseconds' })
+    .transform(Number)
+    .refine((n) => n >= 100 && n <= 600_000, { error: 'WATCH_INTERVAL_MS must be between 100 and 600000' })
+    .default(2000),
+  DEVNET: envBool('DEVNET').optional(),
   PRICE_SOURCE_URL: z
     .string()
     .regex(/^https?:\/\/.*\{symbol\}/, { error: 'PRICE_SOURCE_URL must be an http(s) URL containing {symbol}' })
@@ -79,6 +92,12 @@ export type Config = {
   logLevel: string;
   /** Production USDT quotes: GET this URL with {symbol} replaced; unset → the fixed local price table. */
   priceSourceUrl: string | undefined;
+  /** Contracted fee percentage per callback host (lowercase), overriding the volume tiers. */
+  feeDomainOverrides: Record<string, string>;
+  /** How often each network's watcher looks for new blocks. */
+  watchIntervalMs: number;
+  /** npm start runs local chains (anvil, surfnet, litecoind); default: when no {NETWORK}_RPC_URL is set. */
+  devnet: boolean | undefined;
 };
 
 export class ConfigError extends Error {
@@ -129,6 +148,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: c.METRICS_PORT,
     logLevel: c.LOG_LEVEL,
     priceSourceUrl: c.PRICE_SOURCE_URL,
+    feeDomainOverrides: Object.fromEntries(
+      (c.FEE_DOMAIN_OVERRIDES ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((pair) => {
+          const [host, pct] = pair.split('=');
+          const [whole, frac = ''] = pct.split('.');
+          return [host.toLowerCase(), `${whole}.${frac.padEnd(2, '0')}`];
+        }),
+    ),
+    watchIntervalMs: c.WATCH_INTERVAL_MS,
+    devnet: c.DEVNET,
   };
 }
 

@@ -1,21 +1,21 @@
-import http from 'node:http';
-import { Client, Connection } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
-import { createApp } from '../api/app';
-import { publicRoutes } from '../api/routes';
-import { chainConfigFromEnv } from './chains/config';
-import { HdSeed } from './chains/keys';
-import { createActivities } from '../activities';
-import { loadConfig, ConfigError, type Config } from './config';
-import { openDatabase, type Database } from './db/client';
-import { resolveTemporalCli } from './temporal/binaries';
-import { startDevServer, type DevServer } from './temporal/devserver';
-import { createWorker } from './temporal/worker';
 import path from 'node:path';
+import { chainConfigFromEnv } from './chains/config';
+import { startDevnets } from './chains/devnet';
+import { HdSeed } from './chains/keys';
+import { loadConfig, ConfigError, type Config } from './config';
+import { openDatabase } from './db/client';
+import { SEARCH_ATTRIBUTE_CLI_TYPES } from './domain/search-attributes';
+import { startMetricsServer } from './observability/metrics';
+import { startApiRuntime } from './runtime/api';
+import { buildServices } from './runtime/services';
+import { startWorkerRuntime } from './runtime/worker';
+import { resolveTemporalCli } from './temporal/binaries';
+import { startDevServer } from './temporal/devserver';
 
 /**
- * The embedded default: one process tree for the whole gateway. Migrations, the Temporal dev server
- * (unless TEMPORAL_ADDRESS points at one), the worker and the API.
+ * The embedded default, one process tree: database (PGlite unless DATABASE_URL), the Temporal CLI dev
+ * server with its Web UI (unless TEMPORAL_ADDRESS), local chains (unless chain RPC URLs are given),
+ * the worker with its watchers, and the API.
  */
 const stops: Array<() => Promise<void>> = [];
 let stopping = false;
@@ -36,23 +36,33 @@ async function main(cfg: Config): Promise<void> {
   process.on('SIGINT', () => void shutdown('received SIGINT', 0));
   process.on('SIGTERM', () => void shutdown('received SIGTERM', 0));
 
-  const database: Database = await openDatabase(cfg);
+  const database = await openDatabase(cfg);
   stops.push(() => database.close());
   console.log(`database: ${database.kind === 'pglite' ? `embedded PGlite in ${path.join(cfg.dataDir, 'pglite')}` : 'PostgreSQL'} (migrations applied)`);
 
+  const env = { ...process.env };
+  const wantDevnet = cfg.devnet ?? Object.keys(chainConfigFromEnv(process.env)).length === 0;
+  if (wantDevnet) {
+    const seed = HdSeed.loadOrCreate({ mnemonic: cfg.mnemonic, mnemonicFile: cfg.mnemonicFile, dataDir: cfg.dataDir });
+    const devnets = await startDevnets(path.join(cfg.dataDir, 'devnet'), { seed });
+    stops.push(() => devnets.stop());
+    Object.assign(env, devnets.env);
+    console.log(`local chains: ${Object.keys(chainConfigFromEnv(env)).join(', ')} (npm run devnet -- pay|mine …)`);
+  }
+
   let address = cfg.temporalAddress;
-  let devServer: DevServer | undefined;
   if (!address) {
     const cli = resolveTemporalCli(cfg.temporalCliPath);
     if (!cli) throw new Error('no Temporal CLI found: run `node scripts/setup-temporal.js` or set TEMPORAL_CLI_PATH or TEMPORAL_ADDRESS');
-    devServer = await startDevServer({
+    const devServer = await startDevServer({
       cliPath: cli,
       host: cfg.host,
       dataDir: path.join(cfg.dataDir, 'temporal'),
       namespace: cfg.temporalNamespace,
       uiPort: cfg.temporalUiPort,
+      searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES,
     });
-    stops.push(() => devServer!.stop());
+    stops.push(() => devServer.stop());
     address = devServer.address;
     console.log(`Temporal dev server: ${address} (pid ${devServer.pid})`);
     console.log(`Temporal UI: ${devServer.uiUrl}`);
@@ -60,47 +70,19 @@ async function main(cfg: Config): Promise<void> {
     console.log(`Temporal: ${address}`);
   }
 
-  const { worker, connection: workerConnection } = await createWorker({
-    address,
-    namespace: cfg.temporalNamespace,
-    taskQueue: cfg.taskQueue,
-    activities: createActivities({ db: database.db }),
-  });
-  const workerRun = worker.run();
-  stops.push(async () => {
-    await shutdownWorker(worker, workerRun);
-    await workerConnection.close();
-  });
-
-  const clientConnection = await Connection.connect({ address });
-  stops.push(() => clientConnection.close());
-  const client = new Client({ connection: clientConnection, namespace: cfg.temporalNamespace });
-  void client;
-
-  const seed = HdSeed.loadOrCreate({ mnemonic: cfg.mnemonic, mnemonicFile: cfg.mnemonicFile, dataDir: cfg.dataDir });
-  const chains = chainConfigFromEnv(process.env);
-  // The callback signer supplies this; until it is wired, GET /api/pubkey answers "Public key not configured.".
-  const getPublicKeyPem = async (): Promise<string | undefined> => undefined;
-  const app = createApp({ routes: publicRoutes({ db: database.db, seed, chains, config: cfg, getPublicKeyPem }) });
-  const server = http.createServer(app);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(cfg.port, cfg.host, () => resolve());
-  });
-  stops.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      }),
-  );
-  console.log(`API: http://${cfg.host}:${cfg.port}/api`);
+  const services = buildServices(cfg, database, env);
+  stops.push(() => services.close());
+  const worker = await startWorkerRuntime(services, { address });
+  stops.push(() => worker.stop());
+  const api = await startApiRuntime(services);
+  stops.push(() => api.stop());
+  if (cfg.metricsPort !== undefined) {
+    const metrics = await startMetricsServer(cfg.host, cfg.metricsPort);
+    stops.push(() => metrics.close());
+    console.log(`metrics: http://${cfg.host}:${metrics.port}/metrics`);
+  }
+  console.log(`API: ${api.url}`);
   console.log('gateway ready');
-}
-
-async function shutdownWorker(worker: Worker, run: Promise<void>): Promise<void> {
-  if (worker.getState() === 'RUNNING') worker.shutdown();
-  await run;
 }
 
 let cfg: Config;

@@ -1,6 +1,6 @@
 // One durable workflow per observed deposit (DESIGN 1): eligibility → optional pending callback →
 // finality → forward (signed once, stored, broadcast) → immutable snapshot → confirmed callback → done.
-import { ApplicationFailure, defineQuery, proxyActivities, setHandler, sleep, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, setHandler, sleep, upsertSearchAttributes } from '@temporalio/workflow';
 import type { DepositActivities, DepositInput, PaymentInfo } from '../activities/deposit';
 import { transition, type Effect, type LifecycleEvent, type LifecycleState } from '../src/domain/lifecycle';
 import { SA_CALLBACK_HOST, SA_PAYMENT_UUID, SA_STAGE, SA_TICKER, SA_TXID_IN } from '../src/domain/search-attributes';
@@ -81,6 +81,7 @@ export async function depositWorkflow(input: DepositInput, opts: DepositWorkflow
   const eligibleEffects = await apply({ type: 'eligible', notifyPending: payment.notifyPending, evidence: evaluation.evidence });
   let pending: PendingDelivery | undefined;
   if (eligibleEffects.some((e) => e.type === 'start_pending_delivery')) {
+    status.confirmations = (await acts.confirmations(payment.uuid)).confirmations;
     pending = startPendingDelivery({ paymentUuid: payment.uuid, snapshot: await acts.pendingSnapshot(payment.uuid) }, delivery.status.pending);
   }
 
@@ -102,7 +103,15 @@ export async function depositWorkflow(input: DepositInput, opts: DepositWorkflow
   await pending?.cancel();
   await acts.markProcessing(payment.uuid);
 
-  const { txidOut } = await forwardActs.forward(payment.uuid);
+  let txidOut: string;
+  try {
+    txidOut = (await forwardActs.forward(payment.uuid)).txidOut;
+  } catch (e) {
+    // Permanent (the deposit cannot pay its way, the node rejects the bytes): recorded, funds stay at address_in.
+    const cause = e instanceof ActivityFailure && e.cause instanceof Error ? e.cause.message : String(e);
+    await apply({ type: 'forward_failed', reason: `forward failed: ${cause}` });
+    return status;
+  }
   status.txidOut = txidOut;
   for (;;) {
     const s = await acts.forwardStatus(payment.uuid);

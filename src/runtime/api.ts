@@ -1,0 +1,43 @@
+import http from 'node:http';
+import { createApp } from '../../api/app';
+import { publicRoutes } from '../../api/routes';
+import { logger } from '../observability/logger';
+import { httpMetrics } from '../observability/metrics';
+import type { Services } from './services';
+
+export interface ApiRuntime {
+  url: string;
+  server: http.Server;
+  stop(): Promise<void>;
+}
+
+/** The public API process part: Express on HOST:PORT, graceful close (in-flight requests finish). */
+export async function startApiRuntime(services: Services, opts: { port?: number } = {}): Promise<ApiRuntime> {
+  const { cfg } = services;
+  const app = createApp({
+    before: [httpMetrics()],
+    routes: publicRoutes({
+      db: services.database.db,
+      seed: services.seed,
+      chains: services.chains,
+      config: cfg,
+      getPublicKeyPem: () => services.signer.publicKeyPem(),
+    }),
+    log: (msg, err) => logger.error({ err: err instanceof Error ? err.message : String(err) }, msg),
+  });
+  const server = http.createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? cfg.port, cfg.host, () => resolve());
+  });
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://${cfg.host}:${port}/api`,
+    server,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}

@@ -1,0 +1,63 @@
+import type { ChainAdapter } from '../chains/adapter';
+import { chainConfigFromEnv, type ChainRuntimeConfig } from '../chains/config';
+import { createAdapter } from '../chains/factory';
+import { HdSeed } from '../chains/keys';
+import { deriveAddressIn } from '../chains/addresses';
+import { loadSigner, type Signer } from '../callbacks/signer';
+import type { Config } from '../config';
+import type { Database } from '../db/client';
+import type { FeePolicy } from '../domain/fees';
+import { STANDARD_TIERS } from '../domain/pricing';
+import { DEVNET_PRICES, FixedPriceSource, HttpPriceSource, type PriceSource } from '../prices/source';
+
+/** Everything the API and the worker share, built once per process from the configuration. */
+export interface Services {
+  cfg: Config;
+  database: Database;
+  seed: HdSeed;
+  chains: ChainRuntimeConfig;
+  signer: Signer;
+  prices: PriceSource;
+  feePolicy: FeePolicy;
+  adapter(network: string): Promise<ChainAdapter>;
+  /** The operator's commission address per UTXO network: index 2^31−1 of its own seed, never an address_in. */
+  treasuryAddress(network: string): string | undefined;
+  close(): Promise<void>;
+}
+
+export const TREASURY_INDEX = 2n ** 31n - 1n;
+
+export function buildServices(cfg: Config, database: Database, env: NodeJS.ProcessEnv = process.env): Services {
+  const seed = HdSeed.loadOrCreate({ mnemonic: cfg.mnemonic, mnemonicFile: cfg.mnemonicFile, dataDir: cfg.dataDir });
+  const chains = chainConfigFromEnv(env);
+  const adapters = new Map<string, Promise<ChainAdapter>>();
+  const adapter = (network: string) => {
+    let a = adapters.get(network);
+    if (!a) {
+      const runtime = chains[network];
+      if (!runtime) return Promise.reject(new Error(`network ${network} is not configured`));
+      a = createAdapter(network, runtime, seed);
+      // A failed construction (node down at start) is retried on the next call, not cached.
+      a.catch(() => adapters.delete(network));
+      adapters.set(network, a);
+    }
+    return a;
+  };
+  return {
+    cfg,
+    database,
+    seed,
+    chains,
+    signer: loadSigner(cfg),
+    prices: cfg.priceSourceUrl ? new HttpPriceSource(cfg.priceSourceUrl) : new FixedPriceSource(DEVNET_PRICES),
+    feePolicy: { domainOverrides: cfg.feeDomainOverrides, tiers: [...STANDARD_TIERS] },
+    adapter,
+    treasuryAddress(network) {
+      const runtime = chains[network];
+      return runtime ? deriveAddressIn(seed, network, runtime.mode, TREASURY_INDEX) : undefined;
+    },
+    async close() {
+      for (const a of adapters.values()) await a.then((x) => x.close()).catch(() => undefined);
+    },
+  };
+}

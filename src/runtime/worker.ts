@@ -1,0 +1,122 @@
+import { Client, Connection, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { createActivities } from '../../activities';
+import type { DepositInput } from '../../activities/deposit';
+import { depositKey } from '../chains/adapter';
+import { scanOnce, type MatchedDeposit } from '../chains/watcher';
+import { logger } from '../observability/logger';
+import { createWorker } from '../temporal/worker';
+import type { Services } from './services';
+
+export interface WorkerRuntime {
+  worker: Worker;
+  stop(): Promise<void>;
+}
+
+/** The deposit workflow's input for a watcher match. */
+export function depositInput(m: MatchedDeposit): DepositInput {
+  const d = m.deposit;
+  return {
+    configId: m.config.id,
+    network: d.network,
+    ticker: d.ticker,
+    txid: d.txid,
+    index: d.index,
+    recipient: d.recipient,
+    amount: d.amount.toString(),
+    blockNumber: d.blockNumber.toString(),
+    blockHash: d.blockHash,
+  };
+}
+
+/**
+ * Starts one deposit workflow per match, its ID the deposit identity: a deposit seen twice (a re-read
+ * block, a second worker) attaches to the existing workflow instead of starting a second lifecycle.
+ */
+export async function startDepositWorkflows(client: Client, taskQueue: string, matches: MatchedDeposit[], pollInterval?: string): Promise<void> {
+  for (const m of matches) {
+    await client.workflow.start('depositWorkflow', {
+      taskQueue,
+      workflowId: depositKey(m.deposit),
+      args: [depositInput(m), pollInterval ? { pollInterval } : {}],
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    });
+  }
+}
+
+/**
+ * The worker process: the Temporal worker (every workflow and activity) and, per configured network, a
+ * watcher loop. Watchers of several workers take turns under a per-network lock, so a block is read
+ * by one of them at a time; the workflow ID keeps starts unique regardless.
+ */
+export async function startWorkerRuntime(
+  services: Services,
+  opts: { address: string; watch?: boolean; depositPollInterval?: string },
+): Promise<WorkerRuntime> {
+  const { cfg, database } = services;
+  const activities = createActivities({
+    db: database.db,
+    config: cfg,
+    signer: services.signer,
+    deposit: {
+      withLock: database.withLock,
+      adapter: services.adapter,
+      prices: services.prices,
+      feePolicy: services.feePolicy,
+      treasuryAddress: services.treasuryAddress,
+    },
+  });
+  const { worker, connection: workerConnection } = await createWorker({
+    address: opts.address,
+    namespace: cfg.temporalNamespace,
+    taskQueue: cfg.taskQueue,
+    activities,
+  });
+  const run = worker.run();
+  const clientConnection = await Connection.connect({ address: opts.address });
+  const client = new Client({ connection: clientConnection, namespace: cfg.temporalNamespace });
+
+  let stopping = false;
+  const loops: Promise<void>[] = [];
+  const wakers: Array<() => void> = [];
+  if (opts.watch !== false) {
+    for (const network of Object.keys(services.chains)) {
+      loops.push(
+        (async () => {
+          while (!stopping) {
+            try {
+              const adapter = await services.adapter(network);
+              await database.withLock(`watch:${network}`, () =>
+                scanOnce(adapter, database.db, network, {
+                  onMatch: (matches) => startDepositWorkflows(client, cfg.taskQueue, matches, opts.depositPollInterval),
+                }),
+              );
+            } catch (e) {
+              logger.warn({ network, err: e instanceof Error ? e.message : String(e) }, 'watcher scan failed; retrying');
+            }
+            if (stopping) break;
+            await new Promise<void>((r) => {
+              wakers.push(r);
+              setTimeout(r, cfg.watchIntervalMs).unref();
+            });
+          }
+        })(),
+      );
+    }
+  }
+
+  return {
+    worker,
+    async stop() {
+      stopping = true;
+      for (const w of wakers) w();
+      await Promise.all(loops);
+      // In-flight activities finish or are handed back to Temporal (their heartbeat/timeout) before exit.
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await run;
+      await workerConnection.close();
+      await clientConnection.close();
+    },
+  };
+}
