@@ -1,8 +1,8 @@
 import express, { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { deriveAddressIn, validateAddress } from '../../src/chains/addresses';
-import { createOrGetConfig } from '../../src/db/queries/configs';
+import { canonicalAddress, deriveAddressIn, validateAddress } from '../../src/chains/addresses';
+import { createOrGetConfig, isDepositAddress } from '../../src/db/queries/configs';
 import { tickerFromPath, PRIORITIES, type Priority } from '../../src/domain/assets';
 import { GatewayError, type FieldErrors } from '../../src/domain/errors';
 import { formatUnits } from '../../src/domain/money';
@@ -74,18 +74,23 @@ function readParams(req: Request): unknown {
 }
 
 /** Every problem of the request at once (one 1001 lists all failing fields), then the priority check. */
-function validate(raw: unknown, v: AssetView, allowHttp: boolean): Parsed {
+async function validate(deps: PublicDeps, raw: unknown, v: AssetView): Promise<Parsed> {
   const errors: FieldErrors = newFieldErrors();
   const parsed = CreateParams.safeParse(raw);
   if (!parsed.success) fieldErrors(parsed.error, errors);
   const p = (parsed.success ? parsed.data : (raw ?? {})) as Record<string, unknown>;
   const add = (field: string, messages: string[]) => messages.length && (errors[field] = [...(errors[field] ?? []), ...messages]);
   if (typeof p.callback_url === 'string' && !errors.callback_url) {
-    add('callback_url', callbackUrlProblems(p.callback_url, { allowHttp }));
+    add('callback_url', callbackUrlProblems(p.callback_url, { allowHttp: deps.config.callbackAllowHttp }));
   }
   if (typeof p.address_out === 'string' && !errors.address_out) {
-    const ok = p.address_out !== '' && validateAddress(v.network.id, v.runtime!.mode, p.address_out);
-    if (!ok) add('address_out', [`Must be a valid ${v.network.name} address for ${v.asset.ticker}.`]);
+    const mode = v.runtime!.mode;
+    if (p.address_out === '' || !validateAddress(v.network.id, mode, p.address_out)) {
+      add('address_out', [`Must be a valid ${v.network.name} address for ${v.asset.ticker}.`]);
+    } else if (await isDepositAddress(deps.db, v.network.addressFamily, canonicalAddress(v.network.id, mode, p.address_out))) {
+      // Forwarding into one of the gateway's own deposit addresses would loop payments through it.
+      add('address_out', ['Must not be a deposit address of this gateway.']);
+    }
   }
   if (parsed.success && p.confirmations !== undefined && v.network.family !== 'sol' && Number(p.confirmations) > v.asset.maxConfirmations) {
     add('confirmations', [`Must be at most ${v.asset.maxConfirmations} for ${v.asset.ticker}.`]);
@@ -100,7 +105,7 @@ function validate(raw: unknown, v: AssetView, allowHttp: boolean): Parsed {
 
 async function create(deps: PublicDeps, ticker: string, req: Request) {
   const v = await resolveAsset(deps.db, deps.chains, ticker);
-  const p = validate(readParams(req), v, deps.config.callbackAllowHttp);
+  const p = await validate(deps, readParams(req), v);
   const family = v.network.addressFamily;
   const mode = v.runtime!.mode;
   const { config } = await createOrGetConfig(

@@ -3,12 +3,12 @@ import type { ChainMode } from './config';
 import type { HdSeed } from './keys';
 import { checksumEvmAddress, deriveEvmWallet, validateEvmAddress } from './evm/address';
 import { deriveSolKeypair, validateSolAddress } from './sol/address';
-import { deriveUtxoKey, validateUtxoAddress } from './utxo/address';
+import { canonicalUtxoAddress, deriveUtxoKey, validateUtxoAddress } from './utxo/address';
 import { utxoNetwork } from './utxo/networks';
 
 export { deriveEvmWallet, checksumEvmAddress, type EvmKey } from './evm/address';
 export { deriveSolKeypair, type SolKey } from './sol/address';
-export { deriveUtxoKey, decodeUtxoAddress, utxoOutputScript, type UtxoKey, type UtxoDestination } from './utxo/address';
+export { deriveUtxoKey, decodeUtxoAddress, canonicalUtxoAddress, utxoOutputScript, type UtxoKey, type UtxoDestination } from './utxo/address';
 export { utxoNetwork, type UtxoNetwork, type UtxoCoin } from './utxo/networks';
 
 function familyOf(networkId: string) {
@@ -42,5 +42,21 @@ export function deriveAddressIn(seed: HdSeed, networkId: string, mode: ChainMode
       return checksumEvmAddress(deriveEvmWallet(seed, networkId, mode, index).address);
     case 'sol':
       return deriveSolKeypair(seed, networkId, mode, index).address;
+  }
+}
+
+/**
+ * The spelling deriveAddressIn uses for the same destination (EIP-55 for EVM, lower-case bech32 and
+ * prefixed CashAddr), so that two spellings of one address compare equal. Throws for an invalid address.
+ */
+export function canonicalAddress(networkId: string, mode: ChainMode, address: string): string {
+  if (!validateAddress(networkId, mode, address)) throw new Error(`not a valid ${networkId} ${mode} address`);
+  switch (familyOf(networkId)) {
+    case 'utxo':
+      return canonicalUtxoAddress(utxoNetwork(networkId, mode), address);
+    case 'evm':
+      return checksumEvmAddress(address);
+    case 'sol':
+      return address;
   }
 }

@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { paymentConfigs } from '../../src/db/schema';
-import { callCreate, queryRows, startApi, type TestApi, type Transport } from './helpers';
+import { callCreate, merchantAddress, queryRows, startApi, type TestApi, type Transport } from './helpers';
 
 /** SPEC 4.6 rule 1 under load: twenty concurrent creates with one new callback make exactly one configuration. */
 
@@ -10,7 +10,7 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 
-const ETH_OUT = '0x6Fac4D18c912343BF86fa7049364Dd4E424Ab9C0';
+const ETH_OUT = merchantAddress('ethereum');
 
 it('20 concurrent creates with one new callback → one configuration, twenty identical answers', async () => {
   const callback = 'https://shop.example/race?order=1';
@@ -52,7 +52,7 @@ it('the same new callback raced from two families → one wins, the other gets 1
     Array.from({ length: 10 }, (_, i) =>
       i % 2
         ? callCreate(api, '/api/eth/create', 'POST JSON', { callback_url: callback, address_out: ETH_OUT })
-        : callCreate(api, '/api/sol/create', 'POST JSON', { callback_url: callback, address_out: 'HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk' }),
+        : callCreate(api, '/api/sol/create', 'POST JSON', { callback_url: callback, address_out: merchantAddress('solana') }),
     ),
   );
   const rows = await api.db.select().from(paymentConfigs).where(eq(paymentConfigs.callbackUrl, callback));

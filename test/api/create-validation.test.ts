@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
-import { TRANSPORTS, callCreate, startApi, type TestApi } from './helpers';
+import { TRANSPORTS, callCreate, merchantAddress, startApi, type TestApi } from './helpers';
 
 /** SPEC 4.6 field rules and the error table, table-driven over all three transports. */
 
-const OK = { callback_url: 'https://shop.example/cb?order=1', address_out: 'bc1qnjg0jd8228aq7egyzacy8cys3knf9xvrerkf9g' };
-const ETH_OUT = '0x6Fac4D18c912343BF86fa7049364Dd4E424Ab9C0';
+const OK = { callback_url: 'https://shop.example/cb?order=1', address_out: merchantAddress('bitcoin') };
+const ETH_OUT = merchantAddress('ethereum');
 
 let api: TestApi;
 beforeAll(async () => {
@@ -123,14 +123,14 @@ describe('create: currency and priority errors', () => {
 
   it('a disabled asset → 1102; its network unconfigured → 1101', async () => {
     await api.db.execute(sql`INSERT INTO assets (ticker, enabled) VALUES ('doge', false)`);
-    const d = await callCreate(api, '/api/doge/create', 'POST JSON', fresh({ ...OK, address_out: 'DBus3bamQjgJULBJtYXpEzDWQRwF5iwxgC' }));
+    const d = await callCreate(api, '/api/doge/create', 'POST JSON', fresh({ ...OK, address_out: merchantAddress('dogecoin') }));
     expect(d.status).toBe(422);
     expect(d.body).toMatchObject({ code: 1102, error: 'CURRENCY_DISABLED' });
     const chains = api.deps.chains;
     api.deps.chains = { ...chains };
     delete api.deps.chains.zcash;
     try {
-      const z = await callCreate(api, '/api/zec/create', 'POST JSON', fresh({ ...OK, address_out: 't1XVXWCvpMgBvUaed4XDqWtgQgJSu1Ghz7F' }));
+      const z = await callCreate(api, '/api/zec/create', 'POST JSON', fresh({ ...OK, address_out: merchantAddress('zcash') }));
       expect(z.body).toMatchObject({ code: 1101, error: 'UNSUPPORTED_CURRENCY' });
     } finally {
       api.deps.chains = chains;
@@ -138,7 +138,7 @@ describe('create: currency and priority errors', () => {
   });
 
   it.each(['slow', 'fast'])('priority %s on Solana → 1103 (default only)', async (priority) => {
-    const r = await callCreate(api, '/api/sol/create', 'POST form', fresh({ ...OK, address_out: 'HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk', priority }));
+    const r = await callCreate(api, '/api/sol/create', 'POST form', fresh({ ...OK, address_out: merchantAddress('solana'), priority }));
     expect(r.status).toBe(422);
     expect(r.body).toMatchObject({ code: 1103, error: 'UNSUPPORTED_PRIORITY' });
   });

@@ -2,14 +2,15 @@ import { eq, sql } from 'drizzle-orm';
 import { deriveAddressIn } from '../../src/chains/addresses';
 import { HdSeed } from '../../src/chains/keys';
 import { paymentConfigs } from '../../src/db/schema';
-import { TEST_MNEMONIC, TRANSPORTS, allChains, callCreate, queryRows, startApi, type TestApi } from './helpers';
+import { TEST_MNEMONIC, TRANSPORTS, allChains, callCreate, merchantAddress, queryRows, startApi, type TestApi } from './helpers';
 
 /** SPEC 4.6 happy paths: both routes, three transports, defaults, reuse, family conflicts, derivation. */
 
 const seed = HdSeed.fromMnemonic(TEST_MNEMONIC);
-const BTC_OUT = 'bc1qnjg0jd8228aq7egyzacy8cys3knf9xvrerkf9g';
-const ETH_OUT = '0x6Fac4D18c912343BF86fa7049364Dd4E424Ab9C0';
-const SOL_OUT = 'Hh8QwFUA6MtVu1qAoq12ucvFHNwCcVTV7hpWjeY1Hztb';
+const BTC_OUT = merchantAddress('bitcoin');
+const ETH_OUT = merchantAddress('ethereum');
+const SOL_OUT = merchantAddress('solana');
+const LTC_OUT = merchantAddress('litecoin');
 
 let api: TestApi;
 beforeAll(async () => {
@@ -24,10 +25,10 @@ describe('the first configuration of each family takes index 0 (BIP test vectors
     ['btc', BTC_OUT, 'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu', '0.00010000'],
     ['eth', ETH_OUT, '0x9858EfFD232B4033E47d90003D41EC34EcaEda94', '0.001000000000000000'],
     ['sol', SOL_OUT, 'HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk', '0.010000000'],
-    ['doge', 'DBus3bamQjgJULBJtYXpEzDWQRwF5iwxgC', 'DBus3bamQjgJULBJtYXpEzDWQRwF5iwxgC', '10.00000000'],
-    ['bch', 'bitcoincash:qp8sfdhgjlq68hlzka9lcsxtcnvuvnd0xqxugfzzc5', 'bitcoincash:qqyx49mu0kkn9ftfj6hje6g2wfer34yfnq5tahq3q6', '0.00100000'],
-    ['zec', 't1XVXWCvpMgBvUaed4XDqWtgQgJSu1Ghz7F', 't1XVXWCvpMgBvUaed4XDqWtgQgJSu1Ghz7F', '0.00100000'],
-    ['ltc', 'ltc1qjmxnz78nmc8nq77wuxh25n2es7rzm5c2rkk4wh', 'ltc1qjmxnz78nmc8nq77wuxh25n2es7rzm5c2rkk4wh', '0.00100000'],
+    ['doge', merchantAddress('dogecoin'), 'DBus3bamQjgJULBJtYXpEzDWQRwF5iwxgC', '10.00000000'],
+    ['bch', merchantAddress('bitcoincash'), 'bitcoincash:qqyx49mu0kkn9ftfj6hje6g2wfer34yfnq5tahq3q6', '0.00100000'],
+    ['zec', merchantAddress('zcash'), 't1XVXWCvpMgBvUaed4XDqWtgQgJSu1Ghz7F', '0.00100000'],
+    ['ltc', LTC_OUT, 'ltc1qjmxnz78nmc8nq77wuxh25n2es7rzm5c2rkk4wh', '0.00100000'],
   ])('%s', async (ticker, out, addressIn, minimum) => {
     const callback = `https://shop.example/first/${ticker}`;
     const r = await callCreate(api, `/api/${ticker}/create`, 'POST JSON', { callback_url: callback, address_out: out });
@@ -92,7 +93,7 @@ describe('reuse of a callback URL', () => {
     const first = await callCreate(api, '/api/eth/create', 'GET query', { callback_url: callback, address_out: ETH_OUT, pending: 1, priority: 'slow' });
     const again = await callCreate(api, '/api/eth/create', 'POST form', {
       callback_url: callback,
-      address_out: '0x9858EfFD232B4033E47d90003D41EC34EcaEda94',
+      address_out: merchantAddress('ethereum', 'mainnet', 1n),
       pending: 0,
       priority: 'fast',
       confirmations: 50,
@@ -112,7 +113,7 @@ describe('reuse of a callback URL', () => {
     for (const [ticker, out] of [
       ['btc', BTC_OUT],
       ['eth', ETH_OUT],
-      ['ltc', 'ltc1qjmxnz78nmc8nq77wuxh25n2es7rzm5c2rkk4wh'],
+      ['ltc', LTC_OUT],
     ]) {
       const r = await callCreate(api, `/api/${ticker}/create`, 'POST JSON', { callback_url: callback, address_out: out });
       expect(r.status).toBe(409);
@@ -139,7 +140,7 @@ describe('derivation counters per address family', () => {
     );
     const next = Object.fromEntries(before.map((r) => [r.family, BigInt(r.next_index)]));
     const b = await callCreate(api, '/api/btc/create', 'POST JSON', { callback_url: 'https://shop.example/ctr/1', address_out: BTC_OUT });
-    const l = await callCreate(api, '/api/ltc/create', 'POST JSON', { callback_url: 'https://shop.example/ctr/2', address_out: 'ltc1qjmxnz78nmc8nq77wuxh25n2es7rzm5c2rkk4wh' });
+    const l = await callCreate(api, '/api/ltc/create', 'POST JSON', { callback_url: 'https://shop.example/ctr/2', address_out: LTC_OUT });
     expect(b.body.address_in).toBe(deriveAddressIn(seed, 'bitcoin', 'mainnet', next.btc));
     expect(l.body.address_in).toBe(deriveAddressIn(seed, 'litecoin', 'mainnet', next.ltc));
   });
@@ -170,7 +171,7 @@ describe('operator settings', () => {
     try {
       const bad = await callCreate(api, '/api/btc/create', 'POST JSON', { callback_url: 'https://shop.example/rt/1', address_out: BTC_OUT });
       expect(bad.body.code).toBe(1001);
-      const ok = await callCreate(api, '/api/btc/create', 'POST JSON', { callback_url: 'https://shop.example/rt/2', address_out: 'bcrt1qcr8te4kr609gcawutmrza0j4xv80jy8zeqchgx' });
+      const ok = await callCreate(api, '/api/btc/create', 'POST JSON', { callback_url: 'https://shop.example/rt/2', address_out: merchantAddress('bitcoin', 'regtest') });
       expect(ok.status).toBe(200);
       expect(ok.body.address_in).toMatch(/^bcrt1q/);
     } finally {
@@ -181,10 +182,10 @@ describe('operator settings', () => {
   it('minimum_transaction_coin is the creation-time snapshot', async () => {
     const callback = 'https://shop.example/snapshot';
     await api.db.execute(sql`INSERT INTO assets (ticker, enabled, minimum_base) VALUES ('ltc', true, 250000) ON CONFLICT (ticker) DO UPDATE SET minimum_base = 250000`);
-    const r = await callCreate(api, '/api/ltc/create', 'POST JSON', { callback_url: callback, address_out: 'ltc1qjmxnz78nmc8nq77wuxh25n2es7rzm5c2rkk4wh' });
+    const r = await callCreate(api, '/api/ltc/create', 'POST JSON', { callback_url: callback, address_out: LTC_OUT });
     expect(r.body.minimum_transaction_coin).toBe('0.00250000');
     await api.db.execute(sql`UPDATE assets SET minimum_base = 900000 WHERE ticker = 'ltc'`);
-    const again = await callCreate(api, '/api/ltc/create', 'POST JSON', { callback_url: callback, address_out: 'ltc1qjmxnz78nmc8nq77wuxh25n2es7rzm5c2rkk4wh' });
+    const again = await callCreate(api, '/api/ltc/create', 'POST JSON', { callback_url: callback, address_out: LTC_OUT });
     expect(again.body.minimum_transaction_coin).toBe('0.00250000');
     expect((await api.json('/api/ltc/info')).body.minimum_transaction).toBe('0.00900000');
   });
@@ -192,5 +193,34 @@ describe('operator settings', () => {
   it('the seed never appears in a response', async () => {
     const r = await api.get('/api/btc/create?callback_url=x');
     expect(await r.text()).not.toMatch(/abandon|seed|mnemonic/i);
+  });
+});
+
+describe('address_out may not be one of the gateway\'s deposit addresses', () => {
+  it.each([
+    ['the same spelling', (a: string) => a],
+    ['another case', (a: string) => a.toLowerCase()],
+  ])('EVM, %s → 1001 address_out', async (_n, spell) => {
+    const first = await callCreate(api, '/api/eth/create', 'POST JSON', { callback_url: 'https://shop.example/loop/1', address_out: ETH_OUT });
+    const r = await callCreate(api, '/api/erc20_usdt/create', 'POST JSON', {
+      callback_url: `https://shop.example/loop/${_n.length}`,
+      address_out: spell(first.body.address_in as string),
+    });
+    expect(r.status).toBe(422);
+    expect(r.body.errors).toEqual({ address_out: ['Must not be a deposit address of this gateway.'] });
+  });
+
+  it('BCH without its prefix is the same address', async () => {
+    const first = await callCreate(api, '/api/bch/create', 'POST JSON', {
+      callback_url: 'https://shop.example/loop/bch',
+      address_out: merchantAddress('bitcoincash'),
+    });
+    const r = await callCreate(api, '/api/bch/create', 'POST JSON', {
+      callback_url: 'https://shop.example/loop/bch2',
+      address_out: (first.body.address_in as string).replace('bitcoincash:', ''),
+      pending: 7,
+    });
+    expect(r.status).toBe(422);
+    expect(Object.keys(r.body.errors!).sort()).toEqual(['address_out', 'pending']);
   });
 });

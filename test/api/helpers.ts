@@ -4,6 +4,7 @@ import { createApp } from '../../api/app';
 import { publicRoutes } from '../../api/routes';
 import type { PublicDeps } from '../../api/deps';
 import type { ChainMode, ChainRuntimeConfig } from '../../src/chains/config';
+import { deriveAddressIn } from '../../src/chains/addresses';
 import { HdSeed } from '../../src/chains/keys';
 import { loadConfig } from '../../src/config';
 import { NETWORKS } from '../../src/domain/assets';
@@ -71,4 +72,11 @@ export async function callCreate(api: TestApi, path: string, transport: Transpor
 export async function queryRows<T>(db: TestApi['db'], query: Parameters<TestApi['db']['execute']>[0]): Promise<T[]> {
   const result = (await db.execute(query)) as unknown as { rows: T[] };
   return result.rows;
+}
+
+const MERCHANT_SEED = HdSeed.fromMnemonic('legal winner thank year wave sausage worth useful legal winner thank yellow');
+
+/** A merchant payout address: valid on the network, never one of the gateway's (another seed's) addresses. */
+export function merchantAddress(network: string, mode: ChainMode = 'mainnet', index = 0n): string {
+  return deriveAddressIn(MERCHANT_SEED, network, mode, index);
 }

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { deliveryAttempts, payments } from '../../src/db/schema';
-import { callCreate, startApi, type TestApi } from './helpers';
+import { callCreate, merchantAddress, startApi, type TestApi } from './helpers';
 
 /** SPEC 4.7, 2.4, 2.5: the logs shape, field by field, from rows written straight into the database. */
 
@@ -21,12 +21,12 @@ let solConfig: string;
 beforeAll(async () => {
   await callCreate(api, '/api/btc/create', 'POST JSON', {
     callback_url: BTC_CB,
-    address_out: 'bc1qnjg0jd8228aq7egyzacy8cys3knf9xvrerkf9g',
+    address_out: merchantAddress('bitcoin'),
     pending: 1,
     confirmations: 3,
     priority: 'fast',
   });
-  await callCreate(api, '/api/sol_usdc/create', 'POST JSON', { callback_url: SOL_CB, address_out: 'HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk' });
+  await callCreate(api, '/api/sol_usdc/create', 'POST JSON', { callback_url: SOL_CB, address_out: merchantAddress('solana') });
   const rows = await api.db.query.paymentConfigs.findMany();
   btcConfig = rows.find((r) => r.callbackUrl === BTC_CB)!.id;
   solConfig = rows.find((r) => r.callbackUrl === SOL_CB)!.id;
@@ -38,7 +38,7 @@ it('a configuration without payments: the header and an empty list', async () =>
   expect(r.body).toEqual({
     status: 'success',
     address_in: 'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu',
-    address_out: 'bc1qnjg0jd8228aq7egyzacy8cys3knf9xvrerkf9g',
+    address_out: merchantAddress('bitcoin'),
     callback_url: BTC_CB,
     notify_pending: true,
     notify_confirmations: 3,

@@ -1,7 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { payments, deliveryAttempts } from '../../src/db/schema';
-import { callCreate, startApi, type TestApi } from './helpers';
+import { callCreate, merchantAddress, startApi, type TestApi } from './helpers';
 
 /** The OpenAPI 3.1 document is served, complete, and real responses validate against it. */
 
@@ -71,24 +71,24 @@ it('status, catalog, info and pricing responses match the document', async () =>
 it('create responses (200, 422, 409) match the document on both routes', async () => {
   const ok = await callCreate(api, '/api/erc20/usdt/create', 'POST JSON', {
     callback_url: 'https://shop.example/oa',
-    address_out: '0x6Fac4D18c912343BF86fa7049364Dd4E424Ab9C0',
+    address_out: merchantAddress('ethereum'),
   });
   await expectDocumented('/api/{chain}/{token}/create', 'post', ok);
   await expectDocumented('/api/{ticker}/create', 'get', await callCreate(api, '/api/btc/create', 'GET query', { callback_url: 'x', address_out: 'y', pending: 5 }));
   await expectDocumented('/api/{ticker}/create', 'post', await callCreate(api, '/api/sol/create', 'POST form', {
     callback_url: 'https://shop.example/oa',
-    address_out: 'HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk',
+    address_out: merchantAddress('solana'),
   }));
   await expectDocumented('/api/{ticker}/create', 'post', await callCreate(api, '/api/sol/create', 'POST JSON', {
     callback_url: 'https://shop.example/oa-2',
-    address_out: 'HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk',
+    address_out: merchantAddress('solana'),
     priority: 'fast',
   }));
 });
 
 it('logs responses (200 with payments and attempts, 404) match the document', async () => {
   const cb = 'https://shop.example/oa-logs';
-  await callCreate(api, '/api/btc/create', 'POST JSON', { callback_url: cb, address_out: 'bc1qnjg0jd8228aq7egyzacy8cys3knf9xvrerkf9g' });
+  await callCreate(api, '/api/btc/create', 'POST JSON', { callback_url: cb, address_out: merchantAddress('bitcoin') });
   const config = (await api.db.query.paymentConfigs.findMany()).find((c) => c.callbackUrl === cb)!;
   const [p] = await api.db
     .insert(payments)

@@ -1,5 +1,5 @@
 import { PublicKey } from '@solana/web3.js';
-import { deriveAddressIn, deriveEvmWallet, deriveSolKeypair, deriveUtxoKey, utxoNetwork, utxoOutputScript, validateAddress } from '../../src/chains/addresses';
+import { canonicalAddress, deriveAddressIn, deriveEvmWallet, deriveSolKeypair, deriveUtxoKey, utxoNetwork, utxoOutputScript, validateAddress } from '../../src/chains/addresses';
 import { HdSeed } from '../../src/chains/keys';
 import { ADDRESS_FIXTURES } from './address-fixtures';
 
@@ -82,5 +82,22 @@ describe('deriveAddressIn: BIP test-vector mnemonic', () => {
     const bch = utxoOutputScript(utxoNetwork('bitcoincash', 'mainnet'), 'bitcoincash:qqyx49mu0kkn9ftfj6hje6g2wfer34yfnq5tahq3q6');
     expect(Buffer.from(bch).toString('hex')).toMatch(/^76a914[0-9a-f]{40}88ac$/);
     expect(() => utxoOutputScript(utxoNetwork('bitcoin', 'mainnet'), 'nonsense')).toThrow();
+  });
+});
+
+describe('canonicalAddress', () => {
+  it.each([
+    ['bitcoin', 'BC1QCR8TE4KR609GCAWUTMRZA0J4XV80JY8Z306FYU', 'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu'],
+    ['bitcoin', '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2', '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2'],
+    ['bitcoincash', 'qqyx49mu0kkn9ftfj6hje6g2wfer34yfnq5tahq3q6', 'bitcoincash:qqyx49mu0kkn9ftfj6hje6g2wfer34yfnq5tahq3q6'],
+    ['bitcoincash', 'BITCOINCASH:QQYX49MU0KKN9FTFJ6HJE6G2WFER34YFNQ5TAHQ3Q6', 'bitcoincash:qqyx49mu0kkn9ftfj6hje6g2wfer34yfnq5tahq3q6'],
+    ['ethereum', '0x9858effd232b4033e47d90003d41ec34ecaeda94', '0x9858EfFD232B4033E47d90003D41EC34EcaEda94'],
+    ['solana', 'HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk', 'HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk'],
+  ])('%s %s → %s', (network, input, expected) => {
+    expect(canonicalAddress(network, 'mainnet', input)).toBe(expected);
+  });
+
+  it('throws for an invalid address', () => {
+    expect(() => canonicalAddress('bitcoin', 'mainnet', 'nope')).toThrow();
   });
 });

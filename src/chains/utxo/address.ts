@@ -74,6 +74,17 @@ export function decodeUtxoAddress(net: UtxoNetwork, text: string): UtxoDestinati
   return decodeBase58(net, text) ?? (net.segwit ? decodeSegwit(net, text) : undefined);
 }
 
+/**
+ * The one spelling of a valid address that address_in uses: bech32 and CashAddr lower case, CashAddr
+ * with its prefix; base58 is case-sensitive and stays as it is. Throws for an invalid address.
+ */
+export function canonicalUtxoAddress(net: UtxoNetwork, text: string): string {
+  if (!decodeUtxoAddress(net, text)) throw new Error(`not a ${net.coin} ${net.mode} address`);
+  if (net.cashAddrPrefix) return (text.includes(':') ? text : `${net.cashAddrPrefix}:${text}`).toLowerCase();
+  if (net.segwit && text.toLowerCase().startsWith(`${net.bech32}1`)) return text.toLowerCase();
+  return text;
+}
+
 export function validateUtxoAddress(net: UtxoNetwork, text: string): boolean {
   return decodeUtxoAddress(net, text) !== undefined;
 }

@@ -25,6 +25,16 @@ export async function findConfigByCallback(db: Db, callbackUrl: string): Promise
   return row;
 }
 
+/** Whether an address is the address_in of a configuration of the family (address_in is stored canonical). */
+export async function isDepositAddress(db: Db, family: string, address: string): Promise<boolean> {
+  const rows = await db
+    .select({ id: paymentConfigs.id })
+    .from(paymentConfigs)
+    .where(and(eq(paymentConfigs.family, family), eq(paymentConfigs.addressIn, address)))
+    .limit(1);
+  return rows.length > 0;
+}
+
 class AlreadyExists extends Error {}
 
 /**
