@@ -46,6 +46,8 @@ export class EvmAdapter implements ChainAdapter {
   readonly provider: JsonRpcProvider;
   private readonly tokensByContract = new Map<string, string>();
   private readonly locks = new KeyedMutex();
+  /** Whether the node answers eth_getBlockReceipts; unknown until the first block with value transfers. */
+  private blockReceipts: boolean | undefined;
 
   constructor(private readonly opts: EvmAdapterOptions) {
     this.network = opts.network;
@@ -82,8 +84,9 @@ export class EvmAdapter implements ChainAdapter {
     if (!cursor) return { blocks: [], cursor: head, rewound: false };
     let from = cursor.height;
     let rewound = false;
-    if (cursor.hash !== null && cursor.height <= head.height) {
-      const at = await this.call(() => this.provider.getBlock(Number(cursor.height)));
+    if (cursor.hash !== null) {
+      // A cursor above the head means the chain got shorter: a reorg as much as a changed hash.
+      const at = cursor.height <= head.height ? await this.call(() => this.provider.getBlock(Number(cursor.height))) : null;
       if (!at || at.hash !== cursor.hash) {
         rewound = true;
         from = cursor.height - BigInt(this.opts.rewindDepth ?? 12);
@@ -106,7 +109,7 @@ export class EvmAdapter implements ChainAdapter {
     if (!block?.hash) throw new NodeUnavailableError(`block ${height} not available`);
     const deposits: ObservedDeposit[] = [];
     const withValue = block.prefetchedTransactions.filter((tx) => tx.to && tx.value > 0n);
-    const statuses = withValue.length ? await this.receiptStatuses(block) : new Map<string, number>();
+    const statuses = withValue.length ? await this.receiptStatuses(block, withValue.map((tx) => tx.hash)) : new Map<string, number>();
     for (const tx of withValue) {
       if (statuses.get(tx.hash) !== 1) continue; // a reverted call moved no value
       deposits.push(this.deposit('eth', tx.hash, NATIVE_INDEX, tx.to!, tx.value, block));
@@ -125,12 +128,26 @@ export class EvmAdapter implements ChainAdapter {
     return { height, hash: block.hash, deposits };
   }
 
-  private async receiptStatuses(block: Block): Promise<Map<string, number>> {
-    const receipts = (await this.call(() => this.provider.send('eth_getBlockReceipts', [`0x${block.number.toString(16)}`]))) as
-      | { transactionHash: string; status: string; blockHash: string }[]
-      | null;
+  /** Receipt status per transaction: one eth_getBlockReceipts call, or per-transaction receipts where a node lacks it. */
+  private async receiptStatuses(block: Block, txids: string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
-    for (const r of receipts ?? []) if (r.blockHash === block.hash) out.set(r.transactionHash, Number(BigInt(r.status)));
+    if (this.blockReceipts !== false) {
+      try {
+        const receipts = (await this.provider.send('eth_getBlockReceipts', [`0x${block.number.toString(16)}`])) as
+          | { transactionHash: string; status: string; blockHash: string }[]
+          | null;
+        this.blockReceipts = true;
+        for (const r of receipts ?? []) if (r.blockHash === block.hash) out.set(r.transactionHash, Number(BigInt(r.status)));
+        return out;
+      } catch (e) {
+        if (this.blockReceipts === true || !/method|not (found|supported|available)|-32601/i.test(String((e as Error).message))) throw e;
+        this.blockReceipts = false;
+      }
+    }
+    for (const txid of txids) {
+      const r = await this.call(() => this.provider.getTransactionReceipt(txid));
+      if (r && r.blockHash === block.hash) out.set(txid, r.status ?? 0);
+    }
     return out;
   }
 

@@ -79,7 +79,8 @@ export class UtxoAdapter implements ChainAdapter {
     if (!cursor) return { blocks: [], cursor: head, rewound: false };
     let from = cursor.height;
     let rewound = false;
-    if (cursor.hash !== null && cursor.height <= head.height && (await this.hashAt(cursor.height)) !== cursor.hash) {
+    // A cursor above the head means the chain got shorter: a reorg as much as a changed hash.
+    if (cursor.hash !== null && (cursor.height > head.height || (await this.hashAt(cursor.height)) !== cursor.hash)) {
       rewound = true;
       from = cursor.height - BigInt(this.opts.rewindDepth ?? 6);
       if (from < -1n) from = -1n;

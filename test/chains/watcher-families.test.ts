@@ -1,0 +1,67 @@
+/**
+ * scanOnce on every family's live node and the real PostgreSQL: a payment to a configured address_in
+ * is matched exactly once, with at most one payment_configs query per block read.
+ */
+import { randomInt } from 'node:crypto';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { Pool } from 'pg';
+import { NETWORKS } from '../../src/domain/assets';
+import type { Db } from '../../src/db/client';
+import * as schema from '../../src/db/schema';
+import { paymentConfigs } from '../../src/db/schema';
+import { litecoindAvailable } from '../../src/chains/devnet/litecoind';
+import { readCursor, scanOnce, type MatchedDeposit } from '../../src/chains/watcher';
+import { createTestDatabase } from '../helpers/db';
+import { litecoinChain, surfnetChain, testSeed, type LiveChain } from '../helpers/nodes';
+
+jest.setTimeout(120_000);
+
+const factories: [string, () => Promise<LiveChain>][] = [
+  ['surfnet sol', () => surfnetChain('sol', testSeed())],
+  ['surfnet spl', () => surfnetChain('sol_usdc', testSeed())],
+];
+if (litecoindAvailable()) factories.push(['litecoind ltc', () => litecoinChain(testSeed())]);
+
+describe.each(factories)('%s', (_name, start) => {
+  let chain: LiveChain;
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let pool: Pool;
+  let db: Db;
+  const queries: string[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    pool = new Pool({ connectionString: database.url, max: 2 });
+    db = drizzle(pool, { schema, logger: { logQuery: (q) => void queries.push(q) } }) as unknown as Db;
+    chain = await start();
+  });
+  afterAll(async () => {
+    await chain?.stop();
+    await pool?.end();
+    await database?.drop();
+  });
+
+  test('a payment to a configured address_in is matched once, one query per block at most', async () => {
+    const network = chain.adapter.network;
+    const index = BigInt(randomInt(0, 2 ** 31 - 1));
+    const addressIn = chain.adapter.deriveAddressIn(index);
+    await db.insert(paymentConfigs).values({
+      callbackUrl: `https://shop.example/${network}/${index}`, ticker: chain.ticker, family: NETWORKS[network].addressFamily,
+      addressIn, addressOut: await chain.freshAddressOut(), derivationIndex: index, notifyPending: false, notifyConfirmations: 1,
+      post: 0, json: 0, convert: 0, priority: 'default',
+    });
+    expect(await scanOnce(chain.adapter, db, network)).toEqual([]);
+    const from = (await readCursor(db, network))!;
+    const txid = await chain.pay(addressIn, chain.amount);
+    await chain.mine(1);
+    queries.length = 0;
+    const matched: MatchedDeposit[] = [];
+    const deadline = Date.now() + 30_000;
+    while (matched.length === 0 && Date.now() < deadline) matched.push(...(await scanOnce(chain.adapter, db, network, { maxBlocks: 500 })));
+    expect(matched.map((m) => [m.deposit.txid, m.deposit.amount, m.config.addressIn])).toEqual([[txid, chain.amount, addressIn]]);
+    const read = Number((await readCursor(db, network))!.height - from.height);
+    expect(queries.filter((q) => /from "payment_configs"/i.test(q)).length).toBeLessThanOrEqual(read);
+    await chain.mine(2);
+    expect(await scanOnce(chain.adapter, db, network, { maxBlocks: 500 })).toEqual([]);
+  });
+});
