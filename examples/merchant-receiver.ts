@@ -88,5 +88,12 @@ if (require.main === module) {
     return res.text();
   };
   const { app, fulfilled } = createMerchantReceiver({ publicKey: fetchKey });
-  app.listen(port, () => console.log(`merchant receiver on :${port}; fulfilled so far: ${fulfilled.size}`));
+  const server = app.listen(port, () => {
+    const address = server.address();
+    console.log(`merchant receiver on :${typeof address === 'object' && address ? address.port : port}, verifying with ${gateway}/api/pubkey`);
+  });
+  process.on('SIGINT', () => {
+    console.log(`fulfilled ${fulfilled.size} payment(s)`);
+    server.close(() => process.exit(0));
+  });
 }
