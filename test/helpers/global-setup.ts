@@ -57,5 +57,8 @@ export default async function globalSetup(): Promise<void> {
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   await waitForPg(url, 30_000);
   process.env.DATABASE_URL = url;
-  fs.writeFileSync(path.join(os.tmpdir(), 'gw-test-pg.json'), JSON.stringify({ pid: child.pid, dir }));
+  // One marker per jest run (global setup and teardown share this process): concurrent runs never stop each other's server.
+  const marker = path.join(dir, 'marker.json');
+  fs.writeFileSync(marker, JSON.stringify({ pid: child.pid, dir }));
+  process.env.GW_TEST_PG_MARKER = marker;
 }

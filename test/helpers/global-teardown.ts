@@ -1,11 +1,9 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 
 /** Stops the throw-away PostgreSQL of global-setup by its PID and removes its files. */
 export default async function globalTeardown(): Promise<void> {
-  const marker = path.join(os.tmpdir(), 'gw-test-pg.json');
-  if (!fs.existsSync(marker)) return;
+  const marker = process.env.GW_TEST_PG_MARKER;
+  if (!marker || !fs.existsSync(marker)) return;
   const { pid, dir } = JSON.parse(fs.readFileSync(marker, 'utf8')) as { pid: number; dir: string };
   fs.rmSync(marker);
   const alive = () => {
