@@ -72,6 +72,14 @@ export class PaymentDelivery {
     return this.confirmedOutcome;
   }
 
+  /**
+   * Cancels the pending stage and waits until no pending attempt is in flight; call it the moment the
+   * lifecycle advances (SPEC 3 rule 1). runConfirmed does it too; calling both is harmless.
+   */
+  async cancelPending(): Promise<StageOutcome | undefined> {
+    return this.pendingRun?.cancel();
+  }
+
   /** Resolves when the pending stage has ended (delivered, exhausted, stopped or cancelled). */
   async pendingSettled(): Promise<StageOutcome | undefined> {
     return this.pendingRun?.result;
