@@ -35,3 +35,34 @@ export async function createAdapter(networkId: string, runtime: NetworkRuntime, 
       return new SolAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, seed, tokens });
   }
 }
+
+export interface AdapterRegistry {
+  /** The adapter of a configured network, created once and shared. */
+  get(networkId: string): Promise<ChainAdapter>;
+  networks(): string[];
+  close(): Promise<void>;
+}
+
+/** One adapter per configured network for a worker process; an unconfigured network is an InvalidRequestError. */
+export function createAdapterRegistry(config: Record<string, NetworkRuntime>, seed: HdSeed): AdapterRegistry {
+  const made = new Map<string, Promise<ChainAdapter>>();
+  return {
+    get(networkId) {
+      const runtime = config[networkId];
+      if (!runtime) return Promise.reject(new InvalidRequestError(`network ${networkId} is not configured`));
+      let p = made.get(networkId);
+      if (!p) {
+        p = createAdapter(networkId, runtime, seed);
+        // A failed creation (node down at start) is retried by the next caller.
+        p.catch(() => made.delete(networkId));
+        made.set(networkId, p);
+      }
+      return p;
+    },
+    networks: () => Object.keys(config),
+    async close() {
+      for (const p of made.values()) await (await p.catch(() => undefined))?.close();
+      made.clear();
+    },
+  };
+}

@@ -130,3 +130,47 @@ export function runWatcher(opts: {
     },
   };
 }
+
+/**
+ * A watcher per configured network of the registry, each starting deposits through `onMatch`
+ * (idempotent by workflow ID = depositKey). stop() ends every loop after its current pass.
+ */
+export function startWatchers(opts: {
+  adapters: { get(networkId: string): Promise<ChainAdapter>; networks(): string[] };
+  db: Db;
+  onMatch: (matches: MatchedDeposit[], block: ScannedBlock) => Promise<void>;
+  intervalMs?: number;
+  onError?: (network: string, e: unknown) => void;
+}): { stop(): Promise<void> } {
+  const handles = opts.adapters.networks().map((network) => {
+    let inner: WatcherHandle | undefined;
+    let stopped = false;
+    // A node that is down at start is retried until it answers or the watchers stop.
+    const starting = (async () => {
+      while (!stopped) {
+        try {
+          const adapter = await opts.adapters.get(network);
+          if (!stopped) {
+            inner = runWatcher({ adapter, db: opts.db, network, intervalMs: opts.intervalMs, scan: { onMatch: opts.onMatch }, onError: (e) => opts.onError?.(network, e) });
+          }
+          return;
+        } catch (e) {
+          opts.onError?.(network, e);
+          await new Promise((r) => setTimeout(r, opts.intervalMs ?? 2000));
+        }
+      }
+    })();
+    return {
+      async stop() {
+        stopped = true;
+        await starting;
+        await inner?.stop();
+      },
+    };
+  });
+  return {
+    async stop() {
+      await Promise.all(handles.map((h) => h.stop()));
+    },
+  };
+}

@@ -14,9 +14,10 @@ import { EvmAdapter } from '../../src/chains/evm/adapter';
 import { ERC20 } from '../../src/chains/evm/erc20';
 import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
 import { jsonRpc } from '../../src/chains/devnet/process';
-import { readCursor, scanOnce } from '../../src/chains/watcher';
+import { readCursor, scanOnce, startWatchers, type MatchedDeposit } from '../../src/chains/watcher';
+import { createAdapterRegistry } from '../../src/chains/factory';
 import { createTestDatabase } from '../helpers/db';
-import { isAlive } from '../helpers/process';
+import { isAlive, waitFor } from '../helpers/process';
 import { testSeed, tmpDir } from '../helpers/nodes';
 
 jest.setTimeout(120_000);
@@ -147,4 +148,18 @@ test('a reorg of the cursor block rewinds the cursor onto the canonical chain', 
   const canonical = await provider.getBlock(Number(cursor.height));
   expect(cursor.hash).toBe(canonical!.hash);
   expect(cursor.hash).not.toBe(orphaned.hash);
+});
+
+test('startWatchers runs a loop per configured network that hands matches to onMatch, and stops', async () => {
+  const registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
+  const seen: MatchedDeposit[] = [];
+  const watchers = startWatchers({ adapters: registry, db, intervalMs: 100, onMatch: async (m) => void seen.push(...m) });
+  try {
+    await (await customer.sendTransaction({ to: adapter.deriveAddressIn(1n), value: parseEther('0.05') })).wait();
+    await waitFor(() => seen.length === 1, 30_000, 'the watcher to match the deposit');
+    expect(seen[0].deposit.amount).toBe(parseEther('0.05'));
+  } finally {
+    await watchers.stop();
+    await registry.close();
+  }
 });
