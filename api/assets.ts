@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import type { NetworkRuntime, ChainRuntimeConfig } from '../src/chains/config';
+import { tokenContract, type NetworkRuntime, type ChainRuntimeConfig } from '../src/chains/config';
 import type { Db } from '../src/db/client';
 import { assets as assetsTable } from '../src/db/schema';
 import { ASSETS, findAsset, networkOf, type Asset, type Network } from '../src/domain/assets';
@@ -32,11 +32,18 @@ function view(asset: Asset, row: AssetRow | undefined, chains: ChainRuntimeConfi
   return {
     asset,
     network,
-    runtime: Object.prototype.hasOwnProperty.call(chains, network.id) ? chains[network.id] : undefined,
+    runtime: servedRuntime(asset, network.id, chains),
     enabled: row ? row.enabled : asset.enabledByDefault,
     minimumBase,
     feePercent: formatDecimal(row?.feePercent ?? asset.feePercent, 2),
   };
+}
+
+/** The network's runtime, when it is configured and (for a token) knows the token's contract or mint. */
+function servedRuntime(asset: Asset, networkId: string, chains: ChainRuntimeConfig): NetworkRuntime | undefined {
+  const rt = Object.prototype.hasOwnProperty.call(chains, networkId) ? chains[networkId] : undefined;
+  if (!rt || (asset.type === 'token' && !tokenContract(asset, rt))) return undefined;
+  return rt;
 }
 
 /** Every registry asset with its state, in registry order. */

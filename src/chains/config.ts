@@ -38,3 +38,8 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv): ChainRuntimeConfig {
   }
   return out;
 }
+
+/** A token's contract or mint on this deployment: the runtime override, else the registry's mainnet one. */
+export function tokenContract(asset: { ticker: string; contract?: string }, runtime: NetworkRuntime): string | undefined {
+  return runtime.contracts[asset.ticker] ?? (runtime.mode === 'mainnet' ? asset.contract : undefined);
+}

@@ -1,0 +1,38 @@
+import { loadConfig, ConfigError, type Config } from '../config';
+import { logger } from '../observability/logger';
+
+/** Separate processes share state only through PostgreSQL and Temporal, so both must be named. */
+export function productionConfig(role: string): Config {
+  let cfg: Config;
+  try {
+    cfg = loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(e.message);
+      process.exit(2);
+    }
+    throw e;
+  }
+  for (const [name, value] of [['DATABASE_URL', cfg.databaseUrl], ['TEMPORAL_ADDRESS', cfg.temporalAddress]] as const) {
+    if (!value) {
+      console.error(`invalid configuration: ${name} must be set for the ${role} process (npm start runs the embedded default instead)`);
+      process.exit(2);
+    }
+  }
+  return cfg;
+}
+
+/** SIGINT/SIGTERM run the stops newest first; a hung stop cannot keep the process past 10 s. */
+export function onShutdown(stops: Array<() => Promise<void>>): void {
+  let stopping = false;
+  const run = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    setTimeout(() => process.exit(1), 9_500).unref();
+    for (const stop of [...stops].reverse()) await stop().catch((e) => logger.error({ err: String(e) }, 'stop failed'));
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void run('SIGINT'));
+  process.on('SIGTERM', () => void run('SIGTERM'));
+}

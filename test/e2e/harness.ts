@@ -1,0 +1,139 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Contract, JsonRpcProvider, Network } from 'ethers';
+import { Connection, PublicKey } from '@solana/web3.js';
+import { getAssociatedTokenAddressSync } from '@solana/spl-token';
+import { createMerchantReceiver } from '../../examples/merchant-receiver';
+import { startDevnets, type Devnets } from '../../src/chains/devnet';
+import { ERC20 } from '../../src/chains/evm/erc20';
+import { BitcoinRpc } from '../../src/chains/utxo/rpc';
+import { HdSeed } from '../../src/chains/keys';
+import { loadConfig } from '../../src/config';
+import { ASSETS } from '../../src/domain/assets';
+import { parseUnits } from '../../src/domain/money';
+import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../src/domain/search-attributes';
+import { startApiRuntime, type ApiRuntime } from '../../src/runtime/api';
+import { buildServices, type Services } from '../../src/runtime/services';
+import { startWorkerRuntime, type WorkerRuntime } from '../../src/runtime/worker';
+import { resolveTemporalCli } from '../../src/temporal/binaries';
+import { startDevServer, type DevServer } from '../../src/temporal/devserver';
+import { createTestDatabase } from '../helpers/db';
+import { waitFor } from '../helpers/process';
+
+export type Gateway = Awaited<ReturnType<typeof startGateway>>;
+
+/**
+ * The whole gateway on real parts: PostgreSQL, the Temporal CLI dev server, anvil, surfnet and
+ * litecoind (regtest), the worker with its watchers, the API, and a merchant receiver on loopback.
+ */
+export async function startGateway(opts: { worker?: boolean } = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-e2e-'));
+  const stops: Array<() => Promise<void>> = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch(() => undefined);
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const database = await createTestDatabase();
+    stops.push(() => database.drop());
+    const env = {
+      DATA_DIR: dir,
+      DATABASE_URL: database.url,
+      CALLBACK_ALLOW_PRIVATE: 'true',
+      WATCH_INTERVAL_MS: '300',
+      TEMPORAL_TASK_QUEUE: `e2e-${path.basename(dir)}`,
+    };
+    const cfg = loadConfig(env);
+    const seed = HdSeed.loadOrCreate({ dataDir: dir });
+    const devnets: Devnets = await startDevnets(path.join(dir, 'devnet'), { seed, ethBlockTime: 1, ltcBlockIntervalMs: 0 });
+    stops.push(() => devnets.stop());
+    const temporal: DevServer = await startDevServer({
+      cliPath: resolveTemporalCli()!,
+      host: '127.0.0.1',
+      dataDir: path.join(dir, 'temporal'),
+      namespace: 'default',
+      port: 0,
+      uiPort: 0,
+      searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES,
+    });
+    stops.push(() => temporal.stop());
+    const services: Services = buildServices(cfg, database, { ...env, ...devnets.env });
+    stops.push(() => services.close());
+    let worker: WorkerRuntime | undefined;
+    if (opts.worker !== false) {
+      worker = await startWorkerRuntime(services, { address: temporal.address, depositPollInterval: '1 second' });
+      stops.push(() => worker!.stop());
+    }
+    const api: ApiRuntime = await startApiRuntime(services, { port: 0 });
+    stops.push(() => api.stop());
+
+    const publicKey = (await services.signer.publicKeyPem())!;
+    const merchant = createMerchantReceiver({ publicKey });
+    const merchantServer = http.createServer(merchant.app);
+    await new Promise<void>((r) => merchantServer.listen(0, '127.0.0.1', () => r()));
+    stops.push(() => new Promise<void>((r) => { merchantServer.closeAllConnections(); merchantServer.close(() => r()); }));
+    const merchantUrl = `http://127.0.0.1:${(merchantServer.address() as AddressInfo).port}`;
+
+    return { dir, cfg, env, database, devnets, temporal, services, worker, api, merchant, merchantUrl, publicKey, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+/** POST /api/{ticker}/create with a JSON body; returns the parsed configuration. */
+export async function createConfig(gw: Gateway, ticker: string, params: Record<string, unknown>) {
+  const res = await fetch(`${gw.api.url}/${ticker}/create`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(params),
+  });
+  const body = (await res.json()) as Record<string, string>;
+  if (res.status !== 200) throw new Error(`create ${ticker} → ${res.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+export async function logsOf(gw: Gateway, ticker: string, callback: string) {
+  const res = await fetch(`${gw.api.url}/${ticker}/logs?callback=${encodeURIComponent(callback)}`);
+  return { status: res.status, body: (await res.json()) as { callbacks: Array<Record<string, unknown> & { logs: Array<Record<string, unknown>> }> } };
+}
+
+/** Callbacks the merchant received for a payment UUID, parsed fields only (verified ones). */
+export function callbacksFor(gw: Gateway, uuid: string) {
+  return gw.merchant.received.filter((r) => r.verified && r.fields?.uuid === uuid);
+}
+
+export async function waitForCallback(gw: Gateway, pred: (f: Record<string, unknown>) => boolean, timeoutMs: number, what: string) {
+  await waitFor(() => gw.merchant.received.some((r) => r.verified && r.fields && pred(r.fields)), timeoutMs, what);
+  return gw.merchant.received.find((r) => r.verified && r.fields && pred(r.fields))!;
+}
+
+/** The merchant's on-chain balance of `ticker` at `address`, in base units. */
+export async function balanceOf(gw: Gateway, ticker: string, address: string): Promise<bigint> {
+  const st = gw.devnets.state;
+  const a = ASSETS[ticker];
+  if (a.network === 'ethereum') {
+    const p = new JsonRpcProvider(st.ethereum!.rpcUrl, Network.from(BigInt(st.ethereum!.chainId)), { staticNetwork: true, cacheTimeout: -1 });
+    try {
+      if (a.type === 'native') return await p.getBalance(address);
+      return BigInt(await new Contract(st.ethereum!.tokens[ticker], ERC20, p).getFunction('balanceOf')(address));
+    } finally {
+      p.destroy();
+    }
+  }
+  if (a.network === 'solana') {
+    const c = new Connection(st.solana!.rpcUrl, 'confirmed');
+    if (a.type === 'native') return BigInt(await c.getBalance(new PublicKey(address)));
+    const ata = getAssociatedTokenAddressSync(new PublicKey(st.solana!.tokens[ticker]), new PublicKey(address));
+    const info = await c.getTokenAccountBalance(ata).catch(() => undefined);
+    return info ? BigInt(info.value.amount) : 0n;
+  }
+  if (a.network === 'litecoin') {
+    const rpc = new BitcoinRpc(st.litecoin!.walletUrl);
+    return parseUnits(String(await rpc.call<number>('getreceivedbyaddress', [address, 0])), 8);
+  }
+  throw new Error(`no balance for ${ticker}`);
+}
