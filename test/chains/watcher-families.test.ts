@@ -64,4 +64,10 @@ describe.each(factories)('%s', (_name, start) => {
     await chain.mine(2);
     expect(await scanOnce(chain.adapter, db, network, { maxBlocks: 500 })).toEqual([]);
   });
+
+  test('a cursor above the head (a reset local chain, or a shorter fork) rewinds instead of waiting', async () => {
+    const batch = await chain.adapter.scan({ height: 10n ** 9n, hash: 'gone' }, 5);
+    expect(batch.rewound).toBe(true);
+    expect(batch.cursor.height).toBeLessThan(10n ** 9n);
+  });
 });

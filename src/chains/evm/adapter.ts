@@ -1,4 +1,4 @@
-import { getAddress, isError, JsonRpcProvider, Network, Transaction, Wallet, type Block } from 'ethers';
+import { getAddress, isError, JsonRpcProvider, Network, Wallet, type Block } from 'ethers';
 import { ASSETS, type Priority } from '../../domain/assets';
 import type { HdSeed } from '../keys';
 import type { ChainMode } from '../config';
@@ -245,8 +245,4 @@ export class EvmAdapter implements ChainAdapter {
       throw e;
     }
   }
-}
-
-export function parseSignedTxid(raw: string): string {
-  return Transaction.from(raw).hash!;
 }

@@ -70,10 +70,14 @@ export class SolAdapter implements ChainAdapter {
   async scan(cursor: Cursor | null, maxBlocks = 100): Promise<ScanBatch> {
     const head = await this.head();
     if (!cursor) return { blocks: [], cursor: head, rewound: false };
-    if (head.height <= cursor.height) return { blocks: [], cursor, rewound: false };
+    // Confirmed slots are not rolled back; a cursor above the head means the cluster itself was reset
+    // (a local surfnet restarted), so the new chain is read from its start.
+    const rewound = cursor.height > head.height;
+    const after = rewound ? -1 : Number(cursor.height);
+    if (!rewound && head.height === cursor.height) return { blocks: [], cursor, rewound };
     // Skipped slots have no block; getBlocks lists the ones that exist.
     const end = Number(head.height);
-    const slots = (await this.call(() => this.connection.getBlocks(Number(cursor.height) + 1, end, 'confirmed'))).slice(0, maxBlocks);
+    const slots = (await this.call(() => this.connection.getBlocks(after + 1, end, 'confirmed'))).slice(0, maxBlocks);
     const blocks: ScannedBlock[] = [];
     for (const slot of slots) {
       // jsonParsed: surfnet answers account keys in the parsed shape whatever the encoding asked for.
@@ -86,7 +90,7 @@ export class SolAdapter implements ChainAdapter {
     }
     // With fewer than maxBlocks existing blocks the whole range up to the head has been read.
     const next: Cursor = slots.length < maxBlocks ? head : { height: blocks[blocks.length - 1].height, hash: blocks[blocks.length - 1].hash };
-    return { blocks, cursor: next, rewound: false };
+    return { blocks, cursor: next, rewound };
   }
 
   async confirmations(d: ObservedDeposit): Promise<Confirmations> {

@@ -19,7 +19,7 @@ export interface SolForwardContext {
   feePayer: Keypair;
 }
 
-function sealed(ctx: SolForwardContext, tx: Transaction, signers: Keypair[]) {
+function sealed(tx: Transaction, signers: Keypair[]) {
   tx.sign(...signers);
   const raw = tx.serialize().toString('hex');
   return { raw, txid: bs58.encode(tx.signature!) };
@@ -41,7 +41,7 @@ export async function prepareSolForward(ctx: SolForwardContext, req: ForwardRequ
   const tx = new Transaction({ feePayer: ctx.source.publicKey, blockhash, lastValidBlockHeight }).add(
     SystemProgram.transfer({ fromPubkey: ctx.source.publicKey, toPubkey: new PublicKey(req.addressOut), lamports: forwarded }),
   );
-  const s = sealed(ctx, tx, [ctx.source]);
+  const s = sealed(tx, [ctx.source]);
   return { network: ctx.network, ticker: req.deposit.ticker, txs: [{ role: 'forward', ...s }], txidOut: s.txid, forwarded, networkFee, sponsorCost: 0n, rent: 0n };
 }
 
@@ -67,7 +67,7 @@ export async function prepareSplForward(ctx: SolForwardContext, mint: string, re
   const tx = new Transaction({ feePayer: ctx.feePayer.publicKey, ...latest });
   if (!existing) tx.add(createAssociatedTokenAccountIdempotentInstruction(ctx.feePayer.publicKey, ataOut, owner, mintKey));
   tx.add(createTransferCheckedInstruction(ataIn, mintKey, ataOut, ctx.source.publicKey, forwarded, asset.decimals));
-  const s = sealed(ctx, tx, [ctx.feePayer, ctx.source]);
+  const s = sealed(tx, [ctx.feePayer, ctx.source]);
   const sponsorCost = 2n * LAMPORTS_PER_SIGNATURE + rent;
   return { network: ctx.network, ticker: req.deposit.ticker, txs: [{ role: 'forward', ...s }], txidOut: s.txid, forwarded, networkFee: 0n, sponsorCost, rent };
 }

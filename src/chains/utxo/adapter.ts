@@ -2,7 +2,6 @@ import { ASSETS, NETWORKS, type Priority } from '../../domain/assets';
 import {
   BroadcastRejectedError,
   InvalidRequestError,
-  NodeUnavailableError,
   type ChainAdapter,
   type Confirmations,
   type Cursor,
@@ -187,5 +186,3 @@ export class UtxoAdapter implements ChainAdapter {
     if (ticker !== this.ticker || !ASSETS[ticker]) throw new InvalidRequestError(`${ticker} is not the asset of ${this.network}`);
   }
 }
-
-export { NodeUnavailableError };
