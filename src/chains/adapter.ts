@@ -45,8 +45,12 @@ export interface ScanBatch {
 }
 
 export type Confirmations =
-  | { status: 'confirmed'; confirmations: number }
-  /** The deposit's block is no longer canonical: it must never count. */
+  /**
+   * `block` is present when a reorg moved the very same deposit (same identity, recipient and amount)
+   * into another canonical block: confirmations count from that block, never from the orphaned one.
+   */
+  | { status: 'confirmed'; confirmations: number; block?: { number: bigint; hash: string } }
+  /** The deposit's block is no longer canonical and the deposit is in no other: it must never count. */
   | { status: 'reorged'; confirmations: 0 };
 
 export interface ForwardRequest {

@@ -102,7 +102,7 @@ describe.each(factories)('%s', (_name, start) => {
     expect((await chain.adapter.forwardStatus(plan)).status).toBe('confirmed');
   });
 
-  test('a reorg before finality is reported, never counted', async () => {
+  test('a reorg before finality is reported, never counted; a re-mined deposit counts from its new block', async () => {
     if (!chain.reorg) {
       // surfnet has no fork choice to reorganise; its finality is binary and only `finalized` counts.
       expect(chain.adapter.network).toBe('solana');
@@ -118,6 +118,16 @@ describe.each(factories)('%s', (_name, start) => {
     expect((await chain.adapter.confirmations(found[0])).status).toBe('confirmed');
     await chain.reorg.undo(checkpoint, found[0]);
     expect(await chain.adapter.confirmations(found[0])).toEqual({ status: 'reorged', confirmations: 0 });
+    // The same transaction mined again in another block counts from that block only.
+    await chain.reorg.reinclude(found[0]);
+    await chain.mine(2);
+    const moved = await chain.adapter.confirmations(found[0]);
+    expect(moved.status).toBe('confirmed');
+    if (moved.status !== 'confirmed') return;
+    expect(moved.block?.hash).toBeDefined();
+    expect(moved.block?.hash).not.toBe(found[0].blockHash);
+    const head = await chain.adapter.head();
+    expect(moved.confirmations).toBe(Number(head.height - moved.block!.number + 1n));
   });
 });
 

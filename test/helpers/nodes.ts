@@ -33,7 +33,12 @@ export interface LiveChain {
   freshAddressOut(): Promise<string>;
   balanceOf(address: string): Promise<bigint>;
   /** Reorganises the deposit's block away; undefined when the node cannot (surfnet). */
-  reorg?: { checkpoint(): Promise<string>; undo(checkpoint: string, deposit: ObservedDeposit): Promise<void> };
+  reorg?: {
+    checkpoint(): Promise<string>;
+    undo(checkpoint: string, deposit: ObservedDeposit): Promise<void>;
+    /** Gets the orphaned transaction mined again in a new block (Bitcoin Core's mempool takes it back by itself). */
+    reinclude(deposit: ObservedDeposit): Promise<void>;
+  };
   pids: number[];
   stop(): Promise<void>;
 }
@@ -56,6 +61,7 @@ export async function anvilChain(ticker: 'eth' | 'erc20_usdt', seed: HdSeed, nod
   const mine = async (n: number) => {
     await jsonRpc(dev.rpcUrl, 'anvil_mine', [`0x${n.toString(16)}`]);
   };
+  let orphanedRaw = '';
   return {
     name: ticker === 'eth' ? 'anvil eth' : 'anvil test ERC-20',
     ticker,
@@ -73,9 +79,14 @@ export async function anvilChain(ticker: 'eth' | 'erc20_usdt', seed: HdSeed, nod
       ticker === 'eth' ? provider.getBalance(a) : ((await token.getFunction('balanceOf')(a)) as bigint),
     reorg: {
       checkpoint: () => jsonRpc<string>(dev.rpcUrl, 'evm_snapshot'),
-      async undo(id) {
+      async undo(id, deposit) {
+        orphanedRaw = await jsonRpc<string>(dev.rpcUrl, 'eth_getRawTransactionByHash', [deposit.txid]);
         await jsonRpc(dev.rpcUrl, 'evm_revert', [id]);
         await mine(3); // the height comes back with other blocks
+      },
+      // anvil's revert forgets the transaction; the customer's same signed bytes are sent again.
+      async reinclude() {
+        await jsonRpc(dev.rpcUrl, 'eth_sendRawTransaction', [orphanedRaw]);
       },
     },
     pids: node ? [] : [dev.pid],
@@ -92,8 +103,10 @@ export async function litecoinChain(seed: HdSeed): Promise<LiveChain> {
   const adapter = new UtxoAdapter({ network: 'litecoin', mode: 'regtest', rpcUrl: dev.rpcUrl, seed });
   const rpc = new BitcoinRpc(dev.rpcUrl);
   const wallet = new BitcoinRpc(dev.walletUrl);
+  // A fresh coinbase address per call: after invalidateblock an identical block (same parent, txs,
+  // coinbase and second) would be the invalidated one again and be refused.
   const mine = async (n: number) => {
-    await rpc.call('generatetoaddress', [n, dev.minerAddress]);
+    await rpc.call('generatetoaddress', [n, await wallet.call<string>('getnewaddress', ['', 'bech32'])]);
   };
   return {
     name: 'litecoind regtest ltc',
@@ -113,6 +126,7 @@ export async function litecoinChain(seed: HdSeed): Promise<LiveChain> {
       async undo(_cp, deposit) {
         await rpc.call('invalidateblock', [deposit.blockHash]);
       },
+      reinclude: async () => undefined,
     },
     pids: [dev.pid],
     async stop() {

@@ -160,8 +160,30 @@ export class EvmAdapter implements ChainAdapter {
       this.call(() => this.provider.getBlockNumber()),
       this.call(() => this.provider.getBlock(Number(d.blockNumber))),
     ]);
-    if (!block || block.hash !== d.blockHash) return { status: 'reorged', confirmations: 0 };
-    return { status: 'confirmed', confirmations: Math.max(0, headNumber - Number(d.blockNumber) + 1) };
+    if (block && block.hash === d.blockHash) return { status: 'confirmed', confirmations: Math.max(0, headNumber - Number(d.blockNumber) + 1) };
+    return this.reincluded(d, headNumber);
+  }
+
+  /**
+   * The orphaned deposit's transaction mined again in a canonical block: it still counts if it pays the
+   * same recipient the same amount at the same index (ETH value, or the same Transfer log).
+   */
+  private async reincluded(d: ObservedDeposit, headNumber: number): Promise<Confirmations> {
+    const reorged = { status: 'reorged', confirmations: 0 } as const;
+    const r = await this.call(() => this.provider.getTransactionReceipt(d.txid));
+    if (!r || r.status !== 1) return reorged;
+    const block = await this.call(() => this.provider.getBlock(r.blockNumber));
+    if (!block || block.hash !== r.blockHash) return reorged;
+    if (d.index === NATIVE_INDEX) {
+      const tx = await this.call(() => this.provider.getTransaction(d.txid));
+      if (!tx?.to || getAddress(tx.to) !== d.recipient || tx.value !== d.amount) return reorged;
+    } else {
+      const log = r.logs.find((l) => l.index === d.index);
+      const t = log && parseTransferLog(log);
+      const ticker = log && this.tokensByContract.get(getAddress(log.address));
+      if (!t || ticker !== d.ticker || t.to !== d.recipient || t.value !== d.amount) return reorged;
+    }
+    return { status: 'confirmed', confirmations: Math.max(0, headNumber - r.blockNumber + 1), block: { number: BigInt(r.blockNumber), hash: r.blockHash } };
   }
 
   async estimateForwardCost(ticker: string, priority: Priority): Promise<ForwardCostEstimate> {

@@ -132,12 +132,27 @@ export class UtxoAdapter implements ChainAdapter {
     try {
       const header = await this.rpc.call<{ confirmations: number }>('getblockheader', [d.blockHash, true]);
       // Bitcoin Core reports -1 for a block that is known but not on the active chain.
-      if (header.confirmations < 1) return { status: 'reorged', confirmations: 0 };
-      return { status: 'confirmed', confirmations: header.confirmations };
+      if (header.confirmations >= 1) return { status: 'confirmed', confirmations: header.confirmations };
     } catch (e) {
-      if (e instanceof RpcError && e.code === -5) return { status: 'reorged', confirmations: 0 };
-      throw e;
+      if (!(e instanceof RpcError && e.code === -5)) throw e;
     }
+    return this.reincluded(d);
+  }
+
+  /** The orphaned deposit's transaction mined again elsewhere (needs -txindex to be found); else reorged. */
+  private async reincluded(d: ObservedDeposit): Promise<Confirmations> {
+    try {
+      const tx = await this.rpc.call<{ confirmations?: number; blockhash?: string }>('getrawtransaction', [d.txid, true]);
+      if (tx.blockhash && tx.confirmations && tx.confirmations >= 1) {
+        const header = await this.rpc.call<{ height: number; confirmations: number }>('getblockheader', [tx.blockhash, true]);
+        if (header.confirmations >= 1) {
+          return { status: 'confirmed', confirmations: header.confirmations, block: { number: BigInt(header.height), hash: tx.blockhash } };
+        }
+      }
+    } catch (e) {
+      if (!(e instanceof RpcError)) throw e;
+    }
+    return { status: 'reorged', confirmations: 0 };
   }
 
   async estimateForwardCost(ticker: string, priority: Priority): Promise<ForwardCostEstimate> {
