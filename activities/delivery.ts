@@ -6,6 +6,7 @@ import type { CallbackEvent, CallbackSnapshot } from '../src/callbacks/types';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/client';
 import { deliveryAttempts, paymentConfigs, payments } from '../src/db/schema';
+import { deliveryAttempts as deliveryAttemptsMetric } from '../src/observability/metrics';
 
 export interface DeliveryDeps {
   db: Db;
@@ -94,6 +95,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       if (result.outcome === 'delivered' && input.stage === 'confirmed') {
         await db.update(payments).set({ result: 'done', lastUpdate: new Date() }).where(eq(payments.uuid, input.paymentUuid));
       }
+      deliveryAttemptsMetric.inc({ stage: input.stage, outcome: result.outcome });
       return { outcome: result.outcome, status: result.status, error: result.error, nextTry: nextTry?.toISOString() ?? null };
     },
 
