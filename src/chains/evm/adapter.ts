@@ -22,6 +22,7 @@ import {
 import { ETH_TRANSFER_GAS, TOKEN_TRANSFER_GAS_FALLBACK, eip1559Fees } from './fees';
 import { prepareEthForward, prepareTokenForward } from './forward';
 import { KeyedMutex } from './nonces';
+import { sendTopup } from './topup';
 import { TRANSFER_TOPIC, parseTransferLog } from './erc20';
 
 export interface EvmAdapterOptions {
@@ -206,10 +207,16 @@ export class EvmAdapter implements ChainAdapter {
 
   async broadcast(plan: ForwardPlan): Promise<void> {
     for (const [i, tx] of plan.txs.entries()) {
+      if (tx.role === 'gas-topup') {
+        const tank = this.gasTank();
+        const forward = plan.txs[i + 1];
+        const wait = await this.call(() => this.locks.run(tank.address, () => sendTopup(this.provider, tank, tx, forward, (raw, id) => this.send(raw, id))));
+        // The token transfer needs the top-up's ether on chain first; the node refuses it before.
+        if (wait) await this.waitMined(wait, this.opts.topupTimeoutMs ?? 120_000);
+        continue;
+      }
       const mined = await this.call(() => this.provider.getTransactionReceipt(tx.txid));
       if (!mined) await this.send(tx.raw, tx.txid);
-      // The token transfer needs the top-up's ether on chain first; the node refuses it before.
-      if (i < plan.txs.length - 1) await this.waitMined(tx.txid, this.opts.topupTimeoutMs ?? 120_000);
     }
   }
 
