@@ -108,7 +108,12 @@ export interface ForwardCostEstimate {
 export type ForwardStatus =
   | { status: 'pending' }
   | { status: 'confirmed'; blockNumber: bigint; blockHash: string }
-  | { status: 'failed'; reason: string };
+  /**
+   * `reprepare`: these bytes can never land and nothing of this plan moved the deposit (an expired
+   * Solana blockhash, an EVM nonce taken by another transaction), so a new plan for the same deposit
+   * is safe. Without it, failed is final for the payment.
+   */
+  | { status: 'failed'; reason: string; reprepare?: boolean };
 
 export interface ChainAdapter {
   readonly network: string;
@@ -142,8 +147,17 @@ export class ChainError extends Error {
 export class UnsupportedOperationError extends ChainError {}
 /** The deposit cannot pay its own forwarding cost, or an output would be dust. Permanent. */
 export class InsufficientAmountError extends ChainError {}
-/** The node rejected a transaction for a reason other than "already known". Permanent for these bytes. */
-export class BroadcastRejectedError extends ChainError {}
+/**
+ * The node rejected a transaction for a reason other than "already known". Permanent for these bytes;
+ * `reprepare` as in ForwardStatus: true when a fresh plan for the same deposit cannot double-send.
+ */
+export class BroadcastRejectedError extends ChainError {
+  readonly reprepare: boolean;
+  constructor(message: string, options?: { cause?: unknown; reprepare?: boolean }) {
+    super(message, options);
+    this.reprepare = options?.reprepare ?? false;
+  }
+}
 /** A ticker or address this adapter is not configured for. Permanent. */
 export class InvalidRequestError extends ChainError {}
 /** The node did not answer or answered garbage; worth retrying. */

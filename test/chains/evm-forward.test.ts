@@ -66,7 +66,10 @@ describe('ETH forwards from one address_in', () => {
     const p2 = await chain.adapter.prepareForward({ deposit: second, derivationIndex: 21n, addressOut: out, priority: 'default' });
     await chain.adapter.broadcast(p1);
     await chain.mine(1);
-    await expect(chain.adapter.broadcast(p2)).rejects.toBeInstanceOf(BroadcastRejectedError);
+    const refused = await chain.adapter.broadcast(p2).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(BroadcastRejectedError);
+    expect((refused as BroadcastRejectedError).reprepare).toBe(true);
+    expect(await chain.adapter.forwardStatus(p2)).toEqual({ status: 'failed', reason: 'nonce used by another transaction', reprepare: true });
     expect(await chain.balanceOf(out)).toBe(p1.forwarded);
     // Re-prepared after the first landed, the second forward goes through.
     const p2b = await chain.adapter.prepareForward({ deposit: second, derivationIndex: 21n, addressOut: out, priority: 'default' });

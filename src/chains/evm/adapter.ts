@@ -1,4 +1,4 @@
-import { getAddress, isError, JsonRpcProvider, Network, Wallet, type Block } from 'ethers';
+import { getAddress, isError, JsonRpcProvider, Network, Transaction, Wallet, type Block } from 'ethers';
 import { ASSETS, type Priority } from '../../domain/assets';
 import type { HdSeed } from '../keys';
 import type { ChainMode } from '../config';
@@ -227,7 +227,11 @@ export class EvmAdapter implements ChainAdapter {
       const msg = String((e as Error).message ?? e).toLowerCase();
       if (msg.includes('already known') || msg.includes('already imported') || msg.includes('known transaction')) return;
       // Same bytes already mined: the node reports the nonce as used. The receipt decides.
-      if (isError(e, 'NONCE_EXPIRED') && (await this.provider.getTransactionReceipt(txid))) return;
+      if (isError(e, 'NONCE_EXPIRED')) {
+        if (await this.provider.getTransactionReceipt(txid)) return;
+        // Another transaction holds this nonce: these bytes can never be mined.
+        throw new BroadcastRejectedError(`${txid} rejected: nonce already used`, { cause: e, reprepare: true });
+      }
       if (isError(e, 'NETWORK_ERROR') || isError(e, 'TIMEOUT') || isError(e, 'SERVER_ERROR')) throw new NodeUnavailableError(msg, { cause: e });
       throw new BroadcastRejectedError(`${txid} rejected: ${msg}`, { cause: e });
     }
@@ -248,7 +252,13 @@ export class EvmAdapter implements ChainAdapter {
 
   async forwardStatus(plan: ForwardPlan): Promise<ForwardStatus> {
     const r = await this.call(() => this.provider.getTransactionReceipt(plan.txidOut));
-    if (!r) return { status: 'pending' };
+    if (!r) {
+      if (await this.call(() => this.provider.getTransaction(plan.txidOut))) return { status: 'pending' };
+      const fwd = Transaction.from(plan.txs[plan.txs.length - 1].raw);
+      const used = await this.call(() => this.provider.getTransactionCount(fwd.from!, 'latest'));
+      if (used > fwd.nonce) return { status: 'failed', reason: 'nonce used by another transaction', reprepare: true };
+      return { status: 'pending' };
+    }
     if (r.status !== 1) return { status: 'failed', reason: 'reverted' };
     return { status: 'confirmed', blockNumber: BigInt(r.blockNumber), blockHash: r.blockHash };
   }

@@ -144,7 +144,7 @@ export class SolAdapter implements ChainAdapter {
       // Bytes whose blockhash expired can never land: permanent, and a fresh plan cannot double-send.
       const last = plan.txs[plan.txs.length - 1];
       const valid = await this.call(() => this.connection.isBlockhashValid(recentBlockhashOf(last.raw), { commitment: 'confirmed' }));
-      if (!valid.value) return { status: 'failed', reason: 'blockhash expired before the transaction landed' };
+      if (!valid.value) return { status: 'failed', reason: 'blockhash expired before the transaction landed', reprepare: true };
     }
     return { status: 'pending' };
   }
