@@ -8,6 +8,7 @@ import {
   loadPayment,
   moveResult,
   storeForwardOnce,
+  discardForwardIf,
   storeSnapshotOnce,
   updatePayment,
   type ConfigRow,
@@ -45,6 +46,9 @@ export interface PaymentInfo {
   /** Set once the forward is signed and stored: the workflow never asks for a second signature. */
   txidOut: string | null;
 }
+
+/** Failure type of a forward whose stored bytes can never land (expired blockhash, nonce taken). */
+export const REPREPARE = 'ForwardNeedsReprepare';
 
 export type Evaluation = { eligible: true; evidence: boolean } | { eligible: false; reason: string };
 
@@ -88,6 +92,8 @@ function planFromJson(raw: string): ForwardPlan {
 
 /** Permanent chain errors end the attempt for good; everything else is retried by Temporal. */
 function permanent(e: unknown): never {
+  // These bytes can never land and nothing moved: the workflow discards them and prepares anew.
+  if (e instanceof BroadcastRejectedError && e.reprepare) throw ApplicationFailure.nonRetryable(e.message, REPREPARE);
   if (e instanceof InsufficientAmountError || e instanceof UnsupportedOperationError || e instanceof BroadcastRejectedError || e instanceof InvalidRequestError) {
     throw ApplicationFailure.nonRetryable(e.message, e.name);
   }
@@ -256,6 +262,7 @@ export function createDepositActivities(deps: DepositDeps) {
           await adapter.broadcast(plan);
         } catch (e) {
           forwards.inc({ ticker: payment.ticker, outcome: 'failed' });
+          if (e instanceof BroadcastRejectedError && e.reprepare) await discardForwardIf(db, uuid, plan.txidOut);
           permanent(e);
         }
         forwards.inc({ ticker: payment.ticker, outcome: 'broadcast' });
@@ -270,6 +277,24 @@ export function createDepositActivities(deps: DepositDeps) {
       const s = await adapter.forwardStatus(planFromJson(payment.forwardRaw));
       if (s.status === 'confirmed') forwards.inc({ ticker: payment.ticker, outcome: 'confirmed' });
       return s.status;
+    },
+
+    /** Why a stored forward failed, and whether it provably never can land (so a new plan is safe). */
+    async forwardFailure(uuid: string): Promise<{ reason: string; reprepare: boolean }> {
+      const { payment } = await loadPayment(db, uuid);
+      if (!payment.forwardRaw) throw ApplicationFailure.nonRetryable('no stored forward');
+      const adapter = await deps.adapter(payment.network);
+      const s = await adapter.forwardStatus(planFromJson(payment.forwardRaw));
+      if (s.status !== 'failed') return { reason: `forward is ${s.status}`, reprepare: false };
+      return { reason: s.reason, reprepare: s.reprepare ?? false };
+    },
+
+    /**
+     * Forgets a stored forward that the chain says can never land (and moved nothing), so the next
+     * forward() signs anew. Only the named txid is cleared: a plan stored meanwhile is kept.
+     */
+    async discardForward(uuid: string, txidOut: string): Promise<boolean> {
+      return discardForwardIf(db, uuid, txidOut);
     },
 
     /**

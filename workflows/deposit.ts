@@ -18,6 +18,10 @@ const forwardActs = proxyActivities<DepositActivities>({
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });
 
+/** ApplicationFailure type of activities/deposit.ts REPREPARE (kept literal: workflows import types only). */
+const REPREPARE_TYPE = 'ForwardNeedsReprepare';
+const MAX_FORWARD_ROUNDS = 5;
+
 export interface DepositWorkflowOptions {
   /** How often confirmations and the forward's inclusion are polled (workflow time). */
   pollInterval?: string;
@@ -103,24 +107,39 @@ export async function depositWorkflow(input: DepositInput, opts: DepositWorkflow
   await pending?.cancel();
   await acts.markProcessing(payment.uuid);
 
-  let txidOut: string;
-  try {
-    txidOut = (await forwardActs.forward(payment.uuid)).txidOut;
-  } catch (e) {
-    // Permanent (the deposit cannot pay its way, the node rejects the bytes): recorded, funds stay at address_in.
-    const cause = e instanceof ActivityFailure && e.cause instanceof Error ? e.cause.message : String(e);
-    await apply({ type: 'forward_failed', reason: `forward failed: ${cause}` });
-    return status;
-  }
-  status.txidOut = txidOut;
-  for (;;) {
-    const s = await acts.forwardStatus(payment.uuid);
-    if (s === 'confirmed') break;
-    if (s === 'failed') {
-      await apply({ type: 'forward_failed', reason: `forward ${txidOut} failed on chain` });
-      throw ApplicationFailure.nonRetryable(`forward ${txidOut} failed on chain; operator attention needed`);
+  // Forward: the stored bytes are re-sent until included. Only when the chain proves they can never land
+  // (expired blockhash, nonce taken) and nothing moved are they discarded and the forward prepared anew.
+  let included = false;
+  for (let round = 1; !included; round++) {
+    let txidOut: string;
+    try {
+      txidOut = (await forwardActs.forward(payment.uuid)).txidOut;
+    } catch (e) {
+      const failure = e instanceof ActivityFailure && e.cause instanceof ApplicationFailure ? e.cause : undefined;
+      // The activity already discarded bytes the node refused as never-landing; prepare anew.
+      if (failure?.type === REPREPARE_TYPE && round < MAX_FORWARD_ROUNDS) continue;
+      // Permanent (the deposit cannot pay its way, the node rejects the bytes): recorded, funds stay at address_in.
+      await apply({ type: 'forward_failed', reason: `forward failed: ${failure?.message ?? String(e)}` });
+      return status;
     }
-    await sleep(poll);
+    status.txidOut = txidOut;
+    for (;;) {
+      const s = await acts.forwardStatus(payment.uuid);
+      if (s === 'confirmed') {
+        included = true;
+        break;
+      }
+      if (s === 'failed') {
+        const why = await acts.forwardFailure(payment.uuid);
+        if (why.reprepare && round < MAX_FORWARD_ROUNDS) {
+          await acts.discardForward(payment.uuid, txidOut);
+          break;
+        }
+        await apply({ type: 'forward_failed', reason: `forward ${txidOut} failed: ${why.reason}` });
+        return status;
+      }
+      await sleep(poll);
+    }
   }
 
   const snapshot = await acts.confirmedSnapshot(payment.uuid);

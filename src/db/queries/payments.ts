@@ -77,6 +77,16 @@ export async function storeForwardOnce(db: Db, uuid: string, raw: string, txidOu
   return stored.length > 0;
 }
 
+/** Clears a stored forward only if it is still the one named (see activities/deposit.ts discardForward). */
+export async function discardForwardIf(db: Db, uuid: string, txidOut: string): Promise<boolean> {
+  const cleared = await db
+    .update(payments)
+    .set({ forwardRaw: null, txidOut: null, lastUpdate: new Date() })
+    .where(and(eq(payments.uuid, uuid), eq(payments.txidOut, txidOut), isNull(payments.snapshot)))
+    .returning({ uuid: payments.uuid });
+  return cleared.length > 0;
+}
+
 /** Stores the confirmed snapshot once; the first one written is the one every delivery sends. */
 export async function storeSnapshotOnce(
   db: Db,
