@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ChainAdapter, ForwardPlan, ObservedDeposit } from '../src/chains/adapter';
 import { InsufficientAmountError, UnsupportedOperationError, BroadcastRejectedError, InvalidRequestError } from '../src/chains/adapter';
 import type { CallbackSnapshot } from '../src/callbacks/types';
@@ -98,6 +98,23 @@ function permanent(e: unknown): never {
     throw ApplicationFailure.nonRetryable(e.message, e.name);
   }
   throw e;
+}
+
+/** Heartbeats every 5 s while fn runs (inside an activity), so a dead worker is noticed quickly. */
+async function withHeartbeat<T>(fn: () => Promise<T>): Promise<T> {
+  let ctx: Context | undefined;
+  try {
+    ctx = Context.current();
+  } catch {
+    return fn();
+  }
+  ctx.heartbeat();
+  const timer = setInterval(() => ctx!.heartbeat(), 5000);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 export function createDepositActivities(deps: DepositDeps) {
@@ -226,7 +243,7 @@ export function createDepositActivities(deps: DepositDeps) {
       const adapter = await deps.adapter(payment.network);
       const a = asset(payment.ticker);
       // Held from signing through broadcast, so the next forward from a shared account sees this nonce.
-      return deps.withLock(`forward:${payment.network}`, async () => {
+      return withHeartbeat(() => deps.withLock(`forward:${payment.network}`, async () => {
         const fresh = await loadPayment(db, uuid);
         let plan: ForwardPlan;
         if (fresh.payment.forwardRaw) {
@@ -267,7 +284,7 @@ export function createDepositActivities(deps: DepositDeps) {
         }
         forwards.inc({ ticker: payment.ticker, outcome: 'broadcast' });
         return { txidOut: plan.txidOut };
-      });
+      }));
     },
 
     async forwardStatus(uuid: string): Promise<'pending' | 'confirmed' | 'failed'> {

@@ -2,7 +2,8 @@ import path from 'node:path';
 import { chainConfigFromEnv } from './chains/config';
 import { startDevnets } from './chains/devnet';
 import { HdSeed } from './chains/keys';
-import { loadConfig, ConfigError, type Config } from './config';
+import type { Config } from './config';
+import { configOrExit } from './entry/common';
 import { openDatabase } from './db/client';
 import { SEARCH_ATTRIBUTE_CLI_TYPES } from './domain/search-attributes';
 import { startMetricsServer } from './observability/metrics';
@@ -11,6 +12,7 @@ import { buildServices } from './runtime/services';
 import { startWorkerRuntime } from './runtime/worker';
 import { resolveTemporalCli } from './temporal/binaries';
 import { startDevServer } from './temporal/devserver';
+import { installQuietRuntime } from './temporal/worker';
 
 /**
  * The embedded default, one process tree: database (PGlite unless DATABASE_URL), the Temporal CLI dev
@@ -33,6 +35,7 @@ async function shutdown(reason: string, code: number): Promise<void> {
 }
 
 async function main(cfg: Config): Promise<void> {
+  installQuietRuntime();
   process.on('SIGINT', () => void shutdown('received SIGINT', 0));
   process.on('SIGTERM', () => void shutdown('received SIGTERM', 0));
 
@@ -85,17 +88,7 @@ async function main(cfg: Config): Promise<void> {
   console.log('gateway ready');
 }
 
-let cfg: Config;
-try {
-  cfg = loadConfig();
-} catch (e) {
-  if (e instanceof ConfigError) {
-    console.error(e.message);
-    process.exit(2);
-  }
-  throw e;
-}
-main(cfg).catch((e) => {
+main(configOrExit()).catch((e) => {
   console.error('gateway failed to start:', e instanceof Error ? e.message : e);
   void shutdown('start-up failed', 1);
 });

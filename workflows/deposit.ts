@@ -8,14 +8,19 @@ import { PaymentDelivery, resendSignal, startPendingDelivery, type DeliveryStatu
 
 /** Chain reads and DB writes: retried with backoff, bounded per call; a node outage only delays. */
 const acts = proxyActivities<DepositActivities>({
-  startToCloseTimeout: '2 minutes',
+  startToCloseTimeout: '1 minute',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '2 minutes' },
 });
 
-/** The forward signs and broadcasts: a lost worker must not make a long gap, and a permanent error ends it. */
+/**
+ * The forward signs and broadcasts, possibly after waiting for the network's forward lock. It heartbeats,
+ * so a worker that dies mid-forward is noticed within the heartbeat timeout and another one resumes
+ * with the stored bytes.
+ */
 const forwardActs = proxyActivities<DepositActivities>({
-  startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '20 seconds',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
 /** ApplicationFailure type of activities/deposit.ts REPREPARE (kept literal: workflows import types only). */

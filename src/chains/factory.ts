@@ -1,7 +1,7 @@
 import { ASSETS, NETWORKS } from '../domain/assets';
 import type { ChainAdapter } from './adapter';
 import { InvalidRequestError } from './adapter';
-import type { NetworkRuntime } from './config';
+import { tokenContract, type NetworkRuntime } from './config';
 import type { HdSeed } from './keys';
 import { jsonRpc } from './devnet/process';
 import { EvmAdapter } from './evm/adapter';
@@ -13,7 +13,7 @@ export function tokenContracts(networkId: string, runtime: NetworkRuntime): Reco
   const out: Record<string, string> = {};
   for (const a of Object.values(ASSETS)) {
     if (a.network !== networkId || a.type !== 'token') continue;
-    const c = runtime.contracts[a.ticker] ?? (runtime.mode === 'mainnet' ? a.contract : undefined);
+    const c = tokenContract(a, runtime);
     if (c) out[a.ticker] = c;
   }
   return out;

@@ -1,11 +1,10 @@
 import { loadConfig, ConfigError, type Config } from '../config';
 import { logger } from '../observability/logger';
 
-/** Separate processes share state only through PostgreSQL and Temporal, so both must be named. */
-export function productionConfig(role: string): Config {
-  let cfg: Config;
+/** The configuration, or exit 2 with the one-line message naming the variable and the rule. */
+export function configOrExit(): Config {
   try {
-    cfg = loadConfig();
+    return loadConfig();
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(e.message);
@@ -13,6 +12,11 @@ export function productionConfig(role: string): Config {
     }
     throw e;
   }
+}
+
+/** Separate processes share state only through PostgreSQL and Temporal, so both must be named. */
+export function productionConfig(role: string): Config {
+  const cfg = configOrExit();
   for (const [name, value] of [['DATABASE_URL', cfg.databaseUrl], ['TEMPORAL_ADDRESS', cfg.temporalAddress]] as const) {
     if (!value) {
       console.error(`invalid configuration: ${name} must be set for the ${role} process (npm start runs the embedded default instead)`);

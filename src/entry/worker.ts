@@ -6,9 +6,11 @@ import { logger } from '../observability/logger';
 import { startMetricsServer } from '../observability/metrics';
 import { buildServices } from '../runtime/services';
 import { startWorkerRuntime } from '../runtime/worker';
+import { installQuietRuntime } from '../temporal/worker';
 import { onShutdown, productionConfig } from './common';
 
 async function main(): Promise<void> {
+  installQuietRuntime();
   const cfg = productionConfig('worker');
   const stops: Array<() => Promise<void>> = [];
   onShutdown(stops);

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
 
 /** workflows/index as source under tsx/ts-jest, or as compiled JS under dist/. */
 export function workflowsEntry(): string {
@@ -31,4 +31,16 @@ export async function createWorker(opts: {
     ...opts.extra,
   });
   return { worker, connection };
+}
+
+/**
+ * Process-wide Temporal SDK logging at WARN (or TEMPORAL_LOG_LEVEL), instead of the SDK's INFO chatter
+ * (webpack output, worker state). Call once, before the first connection, from a process entry point.
+ */
+export function installQuietRuntime(level = process.env.TEMPORAL_LOG_LEVEL ?? 'WARN'): void {
+  try {
+    Runtime.install({ logger: new DefaultLogger(level as LogLevel) });
+  } catch {
+    // The runtime already exists (e.g. a test environment made it); keep its logger.
+  }
 }
