@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import { pinoHttp } from 'pino-http';
 import { createApp } from '../../api/app';
 import { publicRoutes } from '../../api/routes';
 import { logger } from '../observability/logger';
@@ -14,8 +16,23 @@ export interface ApiRuntime {
 /** The public API process part: Express on HOST:PORT, graceful close (in-flight requests finish). */
 export async function startApiRuntime(services: Services, opts: { port?: number } = {}): Promise<ApiRuntime> {
   const { cfg } = services;
+  // One structured line per request with its request ID (X-Request-Id, echoed back); no bodies, no query
+  // strings (a callback URL is the merchant's identity, not something to spread through logs).
+  const requestLog = pinoHttp({
+    logger,
+    genReqId: (req, res) => {
+      const given = req.headers['x-request-id'];
+      const id = typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
+      res.setHeader('X-Request-Id', id);
+      return id;
+    },
+    serializers: {
+      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: req.url.split('?')[0] }),
+      res: (res: { statusCode: number }) => ({ status: res.statusCode }),
+    },
+  });
   const app = createApp({
-    before: [httpMetrics()],
+    before: [requestLog, httpMetrics()],
     routes: publicRoutes({
       db: services.database.db,
       seed: services.seed,

@@ -10,7 +10,7 @@ import { deriveUtxoKey, utxoNetwork } from '../../src/chains/addresses';
 import { InsufficientAmountError, UnsupportedOperationError } from '../../src/chains/adapter';
 import { signUtxoSpend } from '../../src/chains/utxo/forward';
 import { BitcoinRpc, fromSats, toSats } from '../../src/chains/utxo/rpc';
-import { litecoindAvailable, startLitecoind, type LitecoindDevnet } from '../../src/chains/devnet/litecoind';
+import { startLitecoind, type LitecoindDevnet } from '../../src/chains/devnet/litecoind';
 import { isAlive } from '../helpers/process';
 import { testSeed, tmpDir } from '../helpers/nodes';
 
@@ -80,7 +80,7 @@ describe.each([
   });
 });
 
-(litecoindAvailable() ? describe : describe.skip)('legacy P2PKH spend accepted by a real node (litecoind regtest)', () => {
+describe('legacy P2PKH spend accepted by a real node (litecoind regtest)', () => {
   let node: LitecoindDevnet;
   beforeAll(async () => {
     node = await startLitecoind({ dir: tmpDir('gw-ltc-legacy-') });

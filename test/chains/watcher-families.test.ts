@@ -20,7 +20,10 @@ const factories: [string, () => Promise<LiveChain>][] = [
   ['surfnet sol', () => surfnetChain('sol', testSeed())],
   ['surfnet spl', () => surfnetChain('sol_usdc', testSeed())],
 ];
-if (litecoindAvailable()) factories.push(['litecoind ltc', () => litecoinChain(testSeed())]);
+factories.push(['litecoind ltc', () => {
+  if (!litecoindAvailable()) throw new Error('litecoind is not installed: apt-get install -y litecoind (.ci/run installs it)');
+  return litecoinChain(testSeed());
+}]);
 
 describe.each(factories)('%s', (_name, start) => {
   let chain: LiveChain;

@@ -1,6 +1,7 @@
 import { Keypair } from '@solana/web3.js';
 import { Wallet } from 'ethers';
 import { devnetMine, devnetPay } from '../../src/chains/devnet/drive';
+import { jsonRpc } from '../../src/chains/devnet/process';
 import { BitcoinRpc } from '../../src/chains/utxo/rpc';
 import { verifyCallback } from '../../src/callbacks/verify';
 import { ASSETS, isSolFamily } from '../../src/domain/assets';
@@ -135,5 +136,24 @@ describe('independent payments and eligibility', () => {
     const keys = [...new URLSearchParams(got.url.split('?')[1]).keys()];
     expect(keys.filter((k) => k === 'uuid')).toHaveLength(1);
     expect(got.fields!.pending).toBe('0');
+  }, 180_000);
+});
+
+// Last: reverting the chain removes every later block, so nothing else may be in flight.
+describe('a reorg before finality', () => {
+  it('fails the payment: no forward, no confirmed callback, funds untouched', async () => {
+    const eth = gw.devnets.state.ethereum!;
+    const callback = `${gw.merchantUrl}/reorg?order=r1`;
+    const addressOut = Wallet.createRandom().address;
+    const config = await createConfig(gw, 'eth', { callback_url: callback, address_out: addressOut, pending: 1, post: 1, json: 1, confirmations: 200 });
+    const snapshot = await jsonRpc<string>(eth.rpcUrl, 'evm_snapshot');
+    const txid = await devnetPay(gw.devnets.state, 'eth', config.address_in, '0.7');
+    await waitForCallback(gw, (f) => f.txid_in === txid && f.result === 'pending', 60_000, 'pending before the reorg');
+    expect(await jsonRpc<boolean>(eth.rpcUrl, 'evm_revert', [snapshot])).toBe(true);
+    await waitFor(async () => (await logsOf(gw, 'eth', callback)).body.callbacks?.[0]?.result === 'failed', 90_000, 'failed after the reorg');
+    const rec = (await logsOf(gw, 'eth', callback)).body.callbacks[0];
+    expect(rec).toMatchObject({ txid_in: txid, result: 'failed', txid_out: null, value_forwarded_coin: '0.000000000000000000' });
+    expect(await balanceOf(gw, 'eth', addressOut)).toBe(0n);
+    expect(gw.merchant.received.filter((r) => r.fields?.txid_in === txid && r.fields?.result === 'sent')).toHaveLength(0);
   }, 180_000);
 });

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { JsonRpcProvider, Network, Wallet } from 'ethers';
 import { eq } from 'drizzle-orm';
@@ -86,7 +87,13 @@ describe('separate API and worker processes', () => {
     for (const w of workers) await waitFor(() => w.out().includes('worker ready'), 90_000, 'worker process ready');
 
     const base = `http://127.0.0.1:${apiPort}/api`;
-    expect(await (await fetch(`${base}/health`)).json()).toEqual({ status: 'ok' });
+    const health = await fetch(`${base}/health?probe=1`, { headers: { 'X-Request-Id': 'probe-req-1' } });
+    expect(await health.json()).toEqual({ status: 'ok' });
+    expect(health.headers.get('x-request-id')).toBe('probe-req-1');
+    await waitFor(() => api.out().includes('"probe-req-1"'), 5_000, 'request log line');
+    const line = JSON.parse(api.out().split('\n').find((l) => l.includes('"probe-req-1"'))!) as { req: { id: string; path: string }; res: { status: number } };
+    expect(line.req).toEqual({ id: 'probe-req-1', method: 'GET', path: '/api/health' });
+    expect(line.res.status).toBe(200);
     const addressOut = Wallet.createRandom().address;
     const callback = `${gw.merchantUrl}/procs?order=p1`;
     const res = await fetch(`${base}/eth/create`, {
@@ -111,6 +118,14 @@ describe('separate API and worker processes', () => {
     expect(w.reduce((t, s) => t + sum(s, 'gateway_deposits_observed_total'), 0)).toBe(1);
     expect(w.reduce((t, s) => t + sum(s, 'gateway_forwards_total'), 0)).toBeGreaterThanOrEqual(1);
     expect(w.reduce((t, s) => t + sum(s, 'gateway_delivery_attempts_total'), 0)).toBeGreaterThanOrEqual(1);
+
+    // No secret in any process's output: not the seed's words, not a key, not the callback's body.
+    const mnemonic = fs.readFileSync(path.join(gw.dir, 'seed.mnemonic'), 'utf8').trim();
+    for (const out of [api.out(), ...workers.map((x) => x.out())]) {
+      expect(out).not.toContain(mnemonic.split(' ').slice(0, 4).join(' '));
+      expect(out).not.toMatch(/PRIVATE KEY/);
+      expect(out).not.toContain(String(confirmed.fields!.value_forwarded_coin));
+    }
   }, 300_000);
 
   it('a worker killed with SIGKILL mid-lifecycle and restarted completes it with exactly one forward', async () => {
