@@ -19,6 +19,7 @@ import { startApiRuntime, type ApiRuntime } from '../../src/runtime/api';
 import { buildServices, type Services } from '../../src/runtime/services';
 import { startWorkerRuntime, type WorkerRuntime } from '../../src/runtime/worker';
 import { resolveTemporalCli } from '../../src/temporal/binaries';
+import type { PriceSource } from '../../src/prices/source';
 import { startDevServer, type DevServer } from '../../src/temporal/devserver';
 import { createTestDatabase } from '../helpers/db';
 import { waitFor } from '../helpers/process';
@@ -29,7 +30,7 @@ export type Gateway = Awaited<ReturnType<typeof startGateway>>;
  * The whole gateway on real parts: PostgreSQL, the Temporal CLI dev server, anvil, surfnet and
  * litecoind (regtest), the worker with its watchers, the API, and a merchant receiver on loopback.
  */
-export async function startGateway(opts: { worker?: boolean } = {}) {
+export async function startGateway(opts: { worker?: boolean; prices?: PriceSource } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-e2e-'));
   const stops: Array<() => Promise<void>> = [];
   const stop = async () => {
@@ -61,6 +62,7 @@ export async function startGateway(opts: { worker?: boolean } = {}) {
     });
     stops.push(() => temporal.stop());
     const services: Services = buildServices(cfg, database, { ...env, ...devnets.env });
+    if (opts.prices) services.prices = opts.prices;
     stops.push(() => services.close());
     let worker: WorkerRuntime | undefined;
     if (opts.worker !== false) {
