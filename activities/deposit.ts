@@ -1,6 +1,5 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { ChainAdapter, ForwardPlan, ObservedDeposit } from '../src/chains/adapter';
-import { InsufficientAmountError, UnsupportedOperationError, BroadcastRejectedError, InvalidRequestError } from '../src/chains/adapter';
+import { ApplicationFailure } from '@temporalio/activity';
+import { BroadcastRejectedError, type ChainAdapter, type ForwardPlan, type ObservedDeposit } from '../src/chains/adapter';
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { Db } from '../src/db/client';
 import {
@@ -19,6 +18,8 @@ import { computeFees, type FeePolicy } from '../src/domain/fees';
 import { convertUnits, formatUnits, percentOf } from '../src/domain/money';
 import type { PriceSource } from '../src/prices/source';
 import { chooseFeeFor, priceOfNativeInAsset } from './pricing';
+import { permanent, planFromJson, planToJson, withHeartbeat } from './forward-support';
+export { REPREPARE } from './forward-support';
 import { depositsObserved, forwards } from '../src/observability/metrics';
 
 /** The workflow's input: an observed deposit matched to a configuration, JSON-safe (amounts as strings). */
@@ -47,9 +48,6 @@ export interface PaymentInfo {
   txidOut: string | null;
 }
 
-/** Failure type of a forward whose stored bytes can never land (expired blockhash, nonce taken). */
-export const REPREPARE = 'ForwardNeedsReprepare';
-
 export type Evaluation = { eligible: true; evidence: boolean } | { eligible: false; reason: string };
 
 export interface DepositDeps {
@@ -76,45 +74,6 @@ function toDeposit(p: PaymentRow, c: ConfigRow): ObservedDeposit {
     blockNumber: p.blockNumber ?? 0n,
     blockHash: p.blockHash ?? '',
   };
-}
-
-const planToJson = (plan: ForwardPlan) => JSON.stringify(plan, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
-function planFromJson(raw: string): ForwardPlan {
-  const p = JSON.parse(raw) as Record<string, unknown>;
-  return {
-    ...(p as unknown as ForwardPlan),
-    forwarded: BigInt(p.forwarded as string),
-    networkFee: BigInt(p.networkFee as string),
-    sponsorCost: BigInt(p.sponsorCost as string),
-    rent: BigInt(p.rent as string),
-  };
-}
-
-/** Permanent chain errors end the attempt for good; everything else is retried by Temporal. */
-function permanent(e: unknown): never {
-  // These bytes can never land and nothing moved: the workflow discards them and prepares anew.
-  if (e instanceof BroadcastRejectedError && e.reprepare) throw ApplicationFailure.nonRetryable(e.message, REPREPARE);
-  if (e instanceof InsufficientAmountError || e instanceof UnsupportedOperationError || e instanceof BroadcastRejectedError || e instanceof InvalidRequestError) {
-    throw ApplicationFailure.nonRetryable(e.message, e.name);
-  }
-  throw e;
-}
-
-/** Heartbeats every 5 s while fn runs (inside an activity), so a dead worker is noticed quickly. */
-async function withHeartbeat<T>(fn: () => Promise<T>): Promise<T> {
-  let ctx: Context | undefined;
-  try {
-    ctx = Context.current();
-  } catch {
-    return fn();
-  }
-  ctx.heartbeat();
-  const timer = setInterval(() => ctx!.heartbeat(), 5000);
-  try {
-    return await fn();
-  } finally {
-    clearInterval(timer);
-  }
 }
 
 export function createDepositActivities(deps: DepositDeps) {
