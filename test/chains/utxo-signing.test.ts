@@ -1,13 +1,14 @@
 /**
  * UTXO forward signing beyond the live LTC suite: fixtures for BTC (P2WPKH), DOGE (P2PKH), BCH and
- * ZEC (typed refusal), and the legacy P2PKH path proven on a real node (litecoind accepts a P2PKH spend
- * signed by the same code DOGE uses).
+ * ZEC (signed through src/chains/utxo/forkid.ts; vectors in utxo-forkid.test.ts), and the legacy P2PKH
+ * path proven on a real node (litecoind accepts a P2PKH spend signed by the same code DOGE uses).
  */
 import { Transaction, payments, script as bscript } from 'bitcoinjs-lib';
 import * as ecc from 'tiny-secp256k1';
 import { HdSeed } from '../../src/chains/keys';
 import { deriveUtxoKey, utxoNetwork } from '../../src/chains/addresses';
 import { InsufficientAmountError, UnsupportedOperationError } from '../../src/chains/adapter';
+import { parseForward } from '../../src/chains/utxo/forkid';
 import { signUtxoSpend } from '../../src/chains/utxo/forward';
 import { BitcoinRpc, fromSats, toSats } from '../../src/chains/utxo/rpc';
 import { startLitecoind, type LitecoindDevnet } from '../../src/chains/devnet/litecoind';
@@ -73,10 +74,16 @@ describe.each([
   ['bitcoincash', /^bitcoincash:q/],
   ['zcash', /^t1/],
 ])('%s', (network, shape) => {
-  test('derives address_in but forwarding throws UnsupportedOperationError', () => {
+  test('derives address_in and signs a forward (no UnsupportedOperationError, no previous transaction needed)', () => {
     const key = deriveUtxoKey(VECTOR, network, 'mainnet', 0n);
     expect(key.address).toMatch(shape);
-    expect(() => signUtxoSpend({ key, outpoint: OUTPOINT, prevTxHex: '00', addressOut: key.address, feeRate: 1n })).toThrow(UnsupportedOperationError);
+    const spend = { key, outpoint: OUTPOINT, addressOut: key.address, feeRate: 1n };
+    let s: ReturnType<typeof signUtxoSpend> | undefined;
+    expect(() => (s = signUtxoSpend(spend))).not.toThrow(UnsupportedOperationError);
+    expect(signUtxoSpend(spend)).toEqual(s);
+    const tx = parseForward(key.network, s!.raw);
+    expect(tx.getId()).toBe(s!.txid);
+    expect(tx.outs.map((o) => o.value)).toEqual([OUTPOINT.amount - s!.fee]);
   });
 });
 

@@ -16,7 +16,7 @@ import {
 import { deriveUtxoKey, validateAddress } from '../addresses';
 import type { ChainMode } from '../config';
 import type { HdSeed } from '../keys';
-import { feeRate, forwardVsize, prepareUtxoForward } from './forward';
+import { feeRate, forwardFeeEstimate, prepareUtxoForward } from './forward';
 import { BitcoinRpc, RpcError, toSats } from './rpc';
 
 export interface UtxoAdapterOptions {
@@ -159,7 +159,7 @@ export class UtxoAdapter implements ChainAdapter {
     this.assertTicker(ticker);
     const rate = await feeRate(this.rpc, priority, this.opts.fallbackFeeRate);
     const net = deriveUtxoKey(this.opts.seed, this.network, this.opts.mode, 0n).network;
-    return { networkFee: rate * forwardVsize(net.segwit, 1), sponsorCost: 0n };
+    return { networkFee: forwardFeeEstimate(net.coin, net.segwit, rate), sponsorCost: 0n };
   }
 
   async prepareForward(req: ForwardRequest): Promise<ForwardPlan> {

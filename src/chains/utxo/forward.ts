@@ -4,11 +4,11 @@ import type { Priority } from '../../domain/assets';
 import {
   InsufficientAmountError,
   InvalidRequestError,
-  UnsupportedOperationError,
   type ForwardPlan,
   type ForwardRequest,
 } from '../adapter';
 import { utxoOutputScript, type UtxoKey } from '../addresses';
+import { signForkIdSpend, zip317Fee } from './forkid';
 import { BitcoinRpc, RpcError, toSats } from './rpc';
 
 /** Confirmation target (blocks) of estimatesmartfee per priority. */
@@ -16,7 +16,7 @@ const TARGET: Record<Priority, number> = { fast: 2, default: 6, slow: 24 };
 /** Regtest and fresh nodes cannot estimate: 20 sat/vB, the node's -fallbackfee=0.0002 per kvB. */
 const FALLBACK_RATE = 20n;
 
-/** Smallest output each coin's nodes relay (P2WPKH 294 / P2PKH 546 sat; Dogecoin's 0.01 DOGE soft dust). */
+/** Smallest output each coin's nodes relay (P2WPKH 294 / P2PKH 546 sat; Dogecoin's 0.01 DOGE soft dust; zec at the same conservative 546 zat). */
 function dustLimit(coin: string, segwit: boolean): bigint {
   if (coin === 'doge') return 1_000_000n;
   return segwit ? 294n : 546n;
@@ -39,6 +39,14 @@ export async function feeRate(rpc: BitcoinRpc, priority: Priority, fallback = FA
 /** vsize of a 1-input transaction spending `segwit` P2WPKH (else P2PKH) into `outputs` outputs, rounded up. */
 export function forwardVsize(segwit: boolean, outputs: number): bigint {
   return segwit ? 69n + 31n * BigInt(outputs) + 11n : 148n + 34n * BigInt(outputs) + 10n;
+}
+
+/** Estimated fee of a 1-input forward at `rate`: rate × vsize, and for zec at least the ZIP 317 conventional fee. */
+export function forwardFeeEstimate(coin: string, segwit: boolean, rate: bigint, outputs = 1): bigint {
+  const byRate = rate * forwardVsize(segwit, outputs);
+  if (coin !== 'zec') return byRate;
+  const floor = zip317Fee(1, outputs);
+  return byRate > floor ? byRate : floor;
 }
 
 export interface UtxoForwardContext {
@@ -67,16 +75,14 @@ export interface UtxoSpend {
  */
 export function signUtxoSpend(spend: UtxoSpend): { raw: string; txid: string; forwarded: bigint; fee: bigint } {
   const net = spend.key.network;
-  if (net.coin === 'bch') {
-    throw new UnsupportedOperationError('bitcoincash forwarding needs the SIGHASH_FORKID digest, which bitcoinjs-lib does not implement');
-  }
-  if (net.coin === 'zec') {
-    throw new UnsupportedOperationError('zcash forwarding needs the v5 transparent transaction format (ZIP 225/244), which bitcoinjs-lib does not implement');
-  }
   const commission = spend.commission ?? 0n;
   if (commission > 0n && !spend.treasuryAddress) throw new InvalidRequestError('a UTXO commission needs a treasury address');
   const dust = dustLimit(net.coin, net.segwit);
   if (commission > 0n && commission < dust) throw new InsufficientAmountError(`commission ${commission} is below dust ${dust}`);
+  // Bitcoin Cash (SIGHASH_FORKID) and Zcash (v4, ZIP 243): src/chains/utxo/forkid.ts.
+  if (net.coin === 'bch' || net.coin === 'zec') {
+    return signForkIdSpend({ ...spend, commission, dust });
+  }
   const { txid, vout, amount } = spend.outpoint;
   let input;
   if (net.segwit) input = { hash: txid, index: vout, witnessUtxo: { script: spend.key.outputScript, value: amount } };
