@@ -1,5 +1,8 @@
 import { loadConfig, ConfigError, type Config } from '../config';
+import { openPostgres } from '../db/client';
 import { logger } from '../observability/logger';
+import { startMetricsServer } from '../observability/metrics';
+import { buildServices, type Services } from '../runtime/services';
 
 /** The configuration, or exit 2 with the one-line message naming the variable and the rule. */
 export function configOrExit(): Config {
@@ -39,4 +42,34 @@ export function onShutdown(stops: Array<() => Promise<void>>): void {
   };
   process.on('SIGINT', () => void run('SIGINT'));
   process.on('SIGTERM', () => void run('SIGTERM'));
+}
+
+/**
+ * The frame of a production process: config (PostgreSQL and Temporal required), shutdown on signals,
+ * database, shared services, /metrics on METRICS_PORT; `start` adds the role's own parts.
+ */
+export function runProcess(
+  role: string,
+  start: (services: Services, stops: Array<() => Promise<void>>) => Promise<Record<string, unknown>>,
+): void {
+  const main = async () => {
+    const cfg = productionConfig(role);
+    const stops: Array<() => Promise<void>> = [];
+    onShutdown(stops);
+    const database = await openPostgres(cfg.databaseUrl!);
+    stops.push(() => database.close());
+    const services = buildServices(cfg, database);
+    stops.push(() => services.close());
+    const ready = await start(services, stops);
+    if (cfg.metricsPort !== undefined) {
+      const metrics = await startMetricsServer(cfg.host, cfg.metricsPort);
+      stops.push(() => metrics.close());
+      logger.info({ url: `http://${cfg.host}:${metrics.port}/metrics` }, 'metrics');
+    }
+    logger.info(ready, `${role} ready`);
+  };
+  main().catch((e) => {
+    logger.fatal({ err: e instanceof Error ? e.message : String(e) }, `${role} failed to start`);
+    process.exit(1);
+  });
 }

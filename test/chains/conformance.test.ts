@@ -5,9 +5,8 @@
 import { randomInt } from 'node:crypto';
 import type { Cursor, ObservedDeposit } from '../../src/chains/adapter';
 import { depositKey } from '../../src/chains/adapter';
-import { litecoindAvailable } from '../../src/chains/devnet/litecoind';
 import { isAlive } from '../helpers/process';
-import { anvilChain, litecoinChain, surfnetChain, testSeed, type LiveChain } from '../helpers/nodes';
+import { anvilChain, requiredLitecoinChain, surfnetChain, testSeed, type LiveChain } from '../helpers/nodes';
 
 jest.setTimeout(180_000);
 
@@ -30,11 +29,7 @@ const factories: [string, () => Promise<LiveChain>][] = [
   ['surfnet sol', () => surfnetChain('sol', testSeed())],
   ['surfnet spl', () => surfnetChain('sol_usdc', testSeed())],
 ];
-// The UTXO family's live node is required, not optional: without it this suite fails instead of skipping.
-factories.push(['litecoind ltc', () => {
-  if (!litecoindAvailable()) throw new Error('litecoind is not installed: apt-get install -y litecoind (.ci/run installs it)');
-  return litecoinChain(testSeed());
-}]);
+factories.push(['litecoind ltc', () => requiredLitecoinChain(testSeed())]);
 
 describe.each(factories)('%s', (_name, start) => {
   let chain: LiveChain;

@@ -9,10 +9,9 @@ import { NETWORKS } from '../../src/domain/assets';
 import type { Db } from '../../src/db/client';
 import * as schema from '../../src/db/schema';
 import { paymentConfigs } from '../../src/db/schema';
-import { litecoindAvailable } from '../../src/chains/devnet/litecoind';
 import { readCursor, scanOnce, type MatchedDeposit } from '../../src/chains/watcher';
 import { createTestDatabase } from '../helpers/db';
-import { litecoinChain, surfnetChain, testSeed, type LiveChain } from '../helpers/nodes';
+import { requiredLitecoinChain, surfnetChain, testSeed, type LiveChain } from '../helpers/nodes';
 
 jest.setTimeout(120_000);
 
@@ -20,10 +19,7 @@ const factories: [string, () => Promise<LiveChain>][] = [
   ['surfnet sol', () => surfnetChain('sol', testSeed())],
   ['surfnet spl', () => surfnetChain('sol_usdc', testSeed())],
 ];
-factories.push(['litecoind ltc', () => {
-  if (!litecoindAvailable()) throw new Error('litecoind is not installed: apt-get install -y litecoind (.ci/run installs it)');
-  return litecoinChain(testSeed());
-}]);
+factories.push(['litecoind ltc', () => requiredLitecoinChain(testSeed())]);
 
 describe.each(factories)('%s', (_name, start) => {
   let chain: LiveChain;

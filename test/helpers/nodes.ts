@@ -13,7 +13,7 @@ import { UtxoAdapter } from '../../src/chains/utxo/adapter';
 import { SolAdapter } from '../../src/chains/sol/adapter';
 import { BitcoinRpc, fromSats, toSats } from '../../src/chains/utxo/rpc';
 import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
-import { startLitecoind, type LitecoindDevnet } from '../../src/chains/devnet/litecoind';
+import { litecoindAvailable, startLitecoind, type LitecoindDevnet } from '../../src/chains/devnet/litecoind';
 import { sendAndPoll, startSurfnet, type SurfnetDevnet } from '../../src/chains/devnet/surfnet';
 import { jsonRpc } from '../../src/chains/devnet/process';
 import { evmGasTankKey, solFeePayerSeed } from '../../src/chains/sponsor';
@@ -184,4 +184,10 @@ export async function surfnetChain(ticker: 'sol' | 'sol_usdc', seed: HdSeed, nod
       if (!node) await dev.stop();
     },
   };
+}
+
+/** The UTXO live node is required in tests (.ci/run installs it): a clear failure, never a skip. */
+export function requiredLitecoinChain(seed: HdSeed): Promise<LiveChain> {
+  if (!litecoindAvailable()) throw new Error('litecoind is not installed: apt-get install -y litecoind (.ci/run installs it)');
+  return litecoinChain(seed);
 }
