@@ -1,4 +1,4 @@
-import { Client, Connection, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import type { DepositInput } from '../../activities/deposit';
@@ -35,13 +35,18 @@ export function depositInput(m: MatchedDeposit): DepositInput {
  */
 export async function startDepositWorkflows(client: Client, taskQueue: string, matches: MatchedDeposit[], pollInterval?: string): Promise<void> {
   for (const m of matches) {
-    await client.workflow.start('depositWorkflow', {
-      taskQueue,
-      workflowId: depositKey(m.deposit),
-      args: [depositInput(m), pollInterval ? { pollInterval } : {}],
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-    });
+    try {
+      await client.workflow.start('depositWorkflow', {
+        taskQueue,
+        workflowId: depositKey(m.deposit),
+        args: [depositInput(m), pollInterval ? { pollInterval } : {}],
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      });
+    } catch (e) {
+      // A re-read block whose deposit already finished its lifecycle: nothing to start, and never a second one.
+      if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
+    }
   }
 }
 
