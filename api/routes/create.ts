@@ -2,7 +2,7 @@ import express, { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { canonicalAddress, deriveAddressIn, validateAddress } from '../../src/chains/addresses';
-import { createOrGetConfig, isDepositAddress } from '../../src/db/queries/configs';
+import { acceptTicker, createOrGetConfig, isDepositAddress } from '../../src/db/queries/configs';
 import { tickerFromPath, PRIORITIES, type Priority } from '../../src/domain/assets';
 import { GatewayError, type FieldErrors } from '../../src/domain/errors';
 import { formatUnits } from '../../src/domain/money';
@@ -128,6 +128,8 @@ async function create(deps: PublicDeps, ticker: string, req: Request) {
   if (config.family !== family) {
     throw new GatewayError(1202, `This callback URL already belongs to the ${config.family} address family. Use a new callback URL.`);
   }
+  // The configuration now takes deposits of this asset too (the watcher matches on it).
+  await acceptTicker(deps.db, config.id, v.asset.ticker);
   // Another asset of the same family reuses the configuration; its minimum is that asset's, taken now.
   const minimum =
     config.ticker === v.asset.ticker && config.minimumTransactionBase !== null ? BigInt(config.minimumTransactionBase) : minimumOrFloor(v);

@@ -19,6 +19,8 @@ export interface ObservedDeposit {
   /** UTXO: output index (vout). EVM: log index for tokens, 0 for ETH. Solana: account index in the transaction. */
   index: number;
   recipient: string;
+  /** Who paid, where the chain says so plainly (EVM): lets the watcher ignore the gateway's own top-ups. */
+  sender?: string;
   amount: bigint;
   blockNumber: bigint;
   blockHash: string;

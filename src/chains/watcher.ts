@@ -1,7 +1,7 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import { NETWORKS } from '../domain/assets';
 import type { Db } from '../db/client';
-import { chainCursors, paymentConfigs } from '../db/schema';
+import { chainCursors, configTickers, paymentConfigs } from '../db/schema';
 import type { ChainAdapter, Cursor, ObservedDeposit, ScannedBlock } from './adapter';
 
 export type WatchedConfig = typeof paymentConfigs.$inferSelect;
@@ -41,22 +41,34 @@ export async function writeCursor(db: Db, network: string, cursor: Cursor): Prom
 /**
  * The configurations a block pays: one indexed query on (family, address_in) for all of the block's
  * candidate recipients — never one call per watched address (DESIGN 6). A deposit matches a
- * configuration of its own ticker only.
+ * configuration that takes its asset: the one it was created for, or another of the same family it was
+ * reused for (config_tickers). Anything else sent to the address (e.g. the gas tank's top-ups) is not a payment.
  */
 export async function matchBlock(db: Db, network: string, block: ScannedBlock): Promise<MatchedDeposit[]> {
   const recipients = [...new Set(block.deposits.map((d) => d.recipient))];
   if (recipients.length === 0) return [];
   const family = NETWORKS[network].addressFamily;
-  const configs: WatchedConfig[] = [];
+  const rows: Array<{ config: WatchedConfig; accepted: string | null }> = [];
   for (let i = 0; i < recipients.length; i += MAX_PARAMS) {
     const chunk = recipients.slice(i, i + MAX_PARAMS);
-    configs.push(...(await db.select().from(paymentConfigs).where(and(eq(paymentConfigs.family, family), inArray(paymentConfigs.addressIn, chunk)))));
+    rows.push(
+      ...(await db
+        .select({ config: paymentConfigs, accepted: configTickers.ticker })
+        .from(paymentConfigs)
+        .leftJoin(configTickers, eq(configTickers.configId, paymentConfigs.id))
+        .where(and(eq(paymentConfigs.family, family), inArray(paymentConfigs.addressIn, chunk)))),
+    );
   }
-  const byAddress = new Map<string, WatchedConfig[]>();
-  for (const c of configs) byAddress.set(c.addressIn, [...(byAddress.get(c.addressIn) ?? []), c]);
+  const byAddress = new Map<string, { config: WatchedConfig; tickers: Set<string> }>();
+  for (const { config, accepted } of rows) {
+    const entry = byAddress.get(config.addressIn) ?? { config, tickers: new Set([config.ticker]) };
+    if (accepted) entry.tickers.add(accepted);
+    byAddress.set(config.addressIn, entry);
+  }
   const out: MatchedDeposit[] = [];
   for (const d of block.deposits) {
-    for (const c of byAddress.get(d.recipient) ?? []) if (c.ticker === d.ticker) out.push({ deposit: d, config: c });
+    const entry = byAddress.get(d.recipient);
+    if (entry?.tickers.has(d.ticker)) out.push({ deposit: d, config: entry.config });
   }
   return out;
 }

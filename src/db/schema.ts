@@ -134,3 +134,21 @@ export const chainCursors = pgTable('chain_cursors', {
   blockHash: text('block_hash'),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
 });
+
+/**
+ * The assets a configuration takes deposits of: the one it was created for, plus every other asset of
+ * the same address family it was reused for (SPEC 4.6 rule 1 returns the same configuration and
+ * address_in, so deposits of that asset must be processed too). Other assets sent to the address are not
+ * the merchant's orders (e.g. the gas tank's own top-ups) and are not watched.
+ */
+export const configTickers = pgTable(
+  'config_tickers',
+  {
+    configId: uuid('config_id')
+      .notNull()
+      .references(() => paymentConfigs.id),
+    ticker: text('ticker').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('config_tickers_config_ticker_uq').on(t.configId, t.ticker)],
+);

@@ -3,6 +3,7 @@ import type { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import type { DepositInput } from '../../activities/deposit';
 import { depositKey } from '../chains/adapter';
+import { sponsorAddresses } from '../chains/sponsor';
 import { scanOnce, type MatchedDeposit } from '../chains/watcher';
 import { logger } from '../observability/logger';
 import { createWorker } from '../temporal/worker';
@@ -82,6 +83,8 @@ export async function startWorkerRuntime(
   const clientConnection = await Connection.connect({ address: opts.address });
   const client = new Client({ connection: clientConnection, namespace: cfg.temporalNamespace });
 
+  const sponsors = sponsorAddresses(services.seed);
+  const ownSenders = new Set([sponsors.evmGasTank, sponsors.solFeePayer]);
   let stopping = false;
   const loops: Promise<void>[] = [];
   const wakers: Array<() => void> = [];
@@ -94,7 +97,9 @@ export async function startWorkerRuntime(
               const adapter = await services.adapter(network);
               await database.withLock(`watch:${network}`, () =>
                 scanOnce(adapter, database.db, network, {
-                  onMatch: (matches) => startDepositWorkflows(client, cfg.taskQueue, matches, opts.depositPollInterval),
+                  // The gas tank's top-ups to an address_in are the gateway's own money, never a payment.
+                  onMatch: (matches) =>
+                    startDepositWorkflows(client, cfg.taskQueue, matches.filter((m) => !m.deposit.sender || !ownSenders.has(m.deposit.sender)), opts.depositPollInterval),
                 }),
               );
             } catch (e) {

@@ -125,6 +125,24 @@ describe('independent payments and eligibility', () => {
     expect(gw.merchant.received.filter((r) => r.fields?.txid_in === txid)).toHaveLength(0);
   }, 120_000);
 
+  it('a configuration reused for a token of the same family takes that token\'s deposits, held to its minimum', async () => {
+    const callback = `${gw.merchantUrl}/mixed?order=m1`;
+    const addressOut = Wallet.createRandom().address;
+    const config = await createConfig(gw, 'eth', { callback_url: callback, address_out: addressOut, post: 1, json: 1, confirmations: 2 });
+    // SPEC 4.6 rule 1: the same callback in the same family is the same configuration and address.
+    const reused = await createConfig(gw, 'erc20_usdt', { callback_url: callback, address_out: addressOut });
+    expect(reused.address_in).toBe(config.address_in);
+    expect(reused.minimum_transaction_coin).toBe('5.000000');
+    // 100 token units: far below the ETH snapshot minimum in wei, above the token's own minimum.
+    const txid = await devnetPay(gw.devnets.state, 'erc20_usdt', config.address_in, '100');
+    const got = await waitForCallback(gw, (f) => f.txid_in === txid && f.result === 'sent', 120_000, 'token confirmed');
+    expect(got.fields).toMatchObject({ coin: 'erc20_usdt', value_coin: '100.000000', address_in: config.address_in });
+    expect(await balanceOf(gw, 'erc20_usdt', addressOut)).toBe(parseUnits(String(got.fields!.value_forwarded_coin), 6));
+    expect((await logsOf(gw, 'erc20_usdt', callback)).body.callbacks.map((c) => c.coin)).toEqual(['erc20_usdt']);
+    // The gas tank's ETH top-up to this address is not a payment of the merchant's ETH configuration.
+    expect((await logsOf(gw, 'eth', callback)).body.callbacks).toEqual([]);
+  }, 180_000);
+
   it('a GET-transport configuration delivers the merchant query pairs first, then the fields once', async () => {
     const callback = `${gw.merchantUrl}/get-cb?shop=42&ref=a%20b`;
     const config = await createConfig(gw, 'eth', { callback_url: callback, address_out: Wallet.createRandom().address, confirmations: 2 });

@@ -113,7 +113,7 @@ export class EvmAdapter implements ChainAdapter {
     const statuses = withValue.length ? await this.receiptStatuses(block, withValue.map((tx) => tx.hash)) : new Map<string, number>();
     for (const tx of withValue) {
       if (statuses.get(tx.hash) !== 1) continue; // a reverted call moved no value
-      deposits.push(this.deposit('eth', tx.hash, NATIVE_INDEX, tx.to!, tx.value, block));
+      deposits.push({ ...this.deposit('eth', tx.hash, NATIVE_INDEX, tx.to!, tx.value, block), sender: getAddress(tx.from) });
     }
     if (this.tokensByContract.size) {
       const logs = await this.call(() =>
@@ -123,7 +123,7 @@ export class EvmAdapter implements ChainAdapter {
         const t = parseTransferLog(log);
         const ticker = t && this.tokensByContract.get(getAddress(log.address));
         if (!t || !ticker || t.value === 0n) continue;
-        deposits.push(this.deposit(ticker, log.transactionHash, log.index, t.to, t.value, block));
+        deposits.push({ ...this.deposit(ticker, log.transactionHash, log.index, t.to, t.value, block), sender: getAddress(t.from) });
       }
     }
     return { height, hash: block.hash, deposits };

@@ -1,6 +1,6 @@
 import { asc, eq, inArray, and, sql } from 'drizzle-orm';
 import type { Db } from '../client';
-import { deliveryAttempts, derivationCounters, paymentConfigs, payments } from '../schema';
+import { configTickers, deliveryAttempts, derivationCounters, paymentConfigs, payments } from '../schema';
 
 export type PaymentConfigRow = typeof paymentConfigs.$inferSelect;
 export type PaymentRowForLogs = typeof payments.$inferSelect;
@@ -114,4 +114,9 @@ export async function paymentsWithAttempts(
     byPayment.set(a.paymentUuid, list);
   }
   return rows.map((payment) => ({ payment, attempts: byPayment.get(payment.uuid) ?? [] }));
+}
+
+/** Records that the configuration takes deposits of `ticker` (idempotent). */
+export async function acceptTicker(db: Db, configId: string, ticker: string): Promise<void> {
+  await db.insert(configTickers).values({ configId, ticker }).onConflictDoNothing();
 }
