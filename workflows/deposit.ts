@@ -98,8 +98,9 @@ export async function depositWorkflow(input: DepositInput, opts: DepositWorkflow
   for (;;) {
     const c = await acts.confirmations(payment.uuid);
     if (c.status === 'reorged') {
-      await apply({ type: 'reorged' });
+      // Pending stops first, so no pending attempt can go out for a payment that is already failed.
       await pending?.cancel();
+      await apply({ type: 'reorged' });
       return status;
     }
     status.confirmations = c.confirmations;
