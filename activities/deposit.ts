@@ -15,11 +15,9 @@ import {
 } from '../src/db/queries/payments';
 import { ASSETS, NETWORKS, isSolFamily, type Asset, type Priority } from '../src/domain/assets';
 import { computeFees, type FeePolicy } from '../src/domain/fees';
-import { convertUnits, formatUnits, parseUnits, percentOf } from '../src/domain/money';
-import { assets } from '../src/db/schema';
-import { eq } from 'drizzle-orm';
+import { convertUnits, formatUnits, percentOf } from '../src/domain/money';
 import type { PriceSource } from '../src/prices/source';
-import { chooseFeeFor, priceOfNativeInAsset } from './pricing';
+import { chooseFeeFor, minimumFor, priceOfNativeInAsset } from './pricing';
 import { permanent, planFromJson, planToJson, withHeartbeat } from './forward-support';
 export { REPREPARE } from './forward-support';
 import { depositsObserved, forwards } from '../src/observability/metrics';
@@ -76,19 +74,6 @@ function toDeposit(p: PaymentRow, c: ConfigRow): ObservedDeposit {
     blockNumber: p.blockNumber ?? 0n,
     blockHash: p.blockHash ?? '',
   };
-}
-
-/**
- * The minimum a deposit must meet: the configuration's creation-time snapshot for the asset it was created
- * for; another asset of the same address family (an ERC-20 sent to an ETH configuration's address) is held
- * to that asset's current minimum, since the snapshot is in the other asset's units. Never below the floor.
- */
-async function minimumFor(db: Db, config: ConfigRow, a: Asset): Promise<bigint | undefined> {
-  if (config.ticker === a.ticker) return config.minimumTransactionBase !== null ? BigInt(config.minimumTransactionBase) : undefined;
-  const floor = parseUnits(a.minimumFloor, a.decimals);
-  const [row] = await db.select().from(assets).where(eq(assets.ticker, a.ticker));
-  const current = row?.minimumBase != null ? BigInt(row.minimumBase) : floor;
-  return current > floor ? current : floor;
 }
 
 export function createDepositActivities(deps: DepositDeps) {

@@ -1,5 +1,8 @@
 import Decimal from 'decimal.js';
+import { eq } from 'drizzle-orm';
 import { recentForwardedOfHost, type ConfigRow } from '../src/db/queries/payments';
+import { assets } from '../src/db/schema';
+import { parseUnits } from '../src/domain/money';
 import { ASSETS, NETWORKS, type Asset } from '../src/domain/assets';
 import { chooseFeePercent, type FeePolicy } from '../src/domain/fees';
 import type { Db } from '../src/db/client';
@@ -36,4 +39,17 @@ export async function priceOfNativeInAsset(prices: PriceSource, asset: Asset): P
   const [n, a] = await Promise.all([prices.usdt(native.symbol), prices.usdt(asset.symbol)]);
   if (!n || !a) return undefined;
   return new Decimal(n).div(a).toFixed(18, Decimal.ROUND_UP);
+}
+
+/**
+ * The minimum a deposit must meet: the configuration's creation-time snapshot for the asset it was created
+ * for; another asset of the same address family (an ERC-20 sent to an ETH configuration's address) is held
+ * to that asset's current minimum, since the snapshot is in the other asset's units. Never below the floor.
+ */
+export async function minimumFor(db: Db, config: ConfigRow, a: Asset): Promise<bigint | undefined> {
+  if (config.ticker === a.ticker) return config.minimumTransactionBase !== null ? BigInt(config.minimumTransactionBase) : undefined;
+  const floor = parseUnits(a.minimumFloor, a.decimals);
+  const [row] = await db.select().from(assets).where(eq(assets.ticker, a.ticker));
+  const current = row?.minimumBase != null ? BigInt(row.minimumBase) : floor;
+  return current > floor ? current : floor;
 }

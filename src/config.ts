@@ -14,6 +14,13 @@ const port = (name: string) =>
     .transform(Number)
     .refine((n) => n >= 1 && n <= 65535, { error: `${name} must be an integer between 1 and 65535` });
 
+const millis = (name: string, min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, { error: `${name} must be a whole number of milliseconds` })
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, { error: `${name} must be between ${min} and ${max}` });
+
 const nonEmpty = (name: string) => z.string().min(1, { error: `${name} must not be empty` });
 
 const schema = z.object({
@@ -35,12 +42,7 @@ const schema = z.object({
   TEMPORAL_UI_PORT: port('TEMPORAL_UI_PORT').optional(),
   CALLBACK_ALLOW_PRIVATE: envBool('CALLBACK_ALLOW_PRIVATE').default(false),
   CALLBACK_ALLOW_HTTP: envBool('CALLBACK_ALLOW_HTTP').optional(),
-  CALLBACK_TIMEOUT_MS: z
-    .string()
-    .regex(/^\d+$/, { error: 'CALLBACK_TIMEOUT_MS must be a whole number of milliseconds' })
-    .transform(Number)
-    .refine((n) => n >= 100 && n <= 120_000, { error: 'CALLBACK_TIMEOUT_MS must be between 100 and 120000' })
-    .default(15_000),
+  CALLBACK_TIMEOUT_MS: millis('CALLBACK_TIMEOUT_MS', 100, 120_000).default(15_000),
   SIGNING_KEY_FILE: nonEmpty('SIGNING_KEY_FILE').optional(),
   SIGNING_KEY_PEM: nonEmpty('SIGNING_KEY_PEM').optional(),
   GATEWAY_MNEMONIC: nonEmpty('GATEWAY_MNEMONIC').optional(),
@@ -53,12 +55,7 @@ const schema = z.object({
       error: 'FEE_DOMAIN_OVERRIDES must be host=percent pairs separated by commas, e.g. shop.example=0.50',
     })
     .optional(),
-  WATCH_INTERVAL_MS: z
-    .string()
-    .regex(/^\d+$/, { error: 'WATCH_INTERVAL_MS must be a whole number of milliseconds' })
-    .transform(Number)
-    .refine((n) => n >= 100 && n <= 600_000, { error: 'WATCH_INTERVAL_MS must be between 100 and 600000' })
-    .default(2000),
+  WATCH_INTERVAL_MS: millis('WATCH_INTERVAL_MS', 100, 600_000).default(2000),
   DEVNET: envBool('DEVNET').optional(),
   PRICE_SOURCE_URL: z
     .string()

@@ -1,8 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { spawnNode } from '../chains/devnet/process';
 
 export interface DevServer {
   address: string;
@@ -75,18 +76,9 @@ export async function startDevServer(opts: {
     '--log-level', 'warn',
   ];
   for (const [name, type] of Object.entries(opts.searchAttributes ?? {})) args.push('--search-attribute', `${name}=${type}`);
-  const logFile = fs.openSync(path.join(opts.dataDir, 'temporal.log'), 'a');
-  const child = spawn(opts.cliPath, args, { stdio: ['ignore', logFile, logFile] });
-  fs.closeSync(logFile);
+  // SIGKILL after 5 s, so `npm start` is gone within its 10 s even if the dev server hangs.
+  const { child, stop } = spawnNode(opts.cliPath, args, path.join(opts.dataDir, 'temporal.log'), 5000);
   const address = `${opts.host}:${port}`;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
-  };
   try {
     await waitForFrontend(address, child, opts.timeoutMs ?? 60_000);
   } catch (e) {

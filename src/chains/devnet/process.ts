@@ -7,8 +7,11 @@ export interface NodeProcess {
   stop(): Promise<void>;
 }
 
-/** Starts a node as a child process with its output in `logFile`; stop() ends exactly that PID. */
-export function spawnNode(cmd: string, args: string[], logFile: string): NodeProcess {
+/**
+ * Starts a server as a child process with its output in `logFile`; stop() sends SIGTERM to exactly that
+ * PID and SIGKILL after `killAfterMs`.
+ */
+export function spawnNode(cmd: string, args: string[], logFile: string, killAfterMs = 10_000): NodeProcess {
   const fd = fs.openSync(logFile, 'a');
   const child = spawn(cmd, args, { stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
@@ -20,7 +23,7 @@ export function spawnNode(cmd: string, args: string[], logFile: string): NodePro
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
     await exited;
     clearTimeout(timer);
   };
