@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { BroadcastRejectedError, type ChainAdapter, type ForwardPlan, type ObservedDeposit } from '../src/chains/adapter';
+import { BroadcastRejectedError, NodeUnavailableError, type ChainAdapter, type ForwardPlan, type ObservedDeposit } from '../src/chains/adapter';
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { Db } from '../src/db/client';
 import {
@@ -8,6 +8,10 @@ import {
   moveResult,
   storeForwardOnce,
   discardForwardIf,
+  nonceFloor,
+  restoreForwardPlan,
+  rivalForwards,
+  ForwardCollisionError,
   storeSnapshotOnce,
   updatePayment,
   type ConfigRow,
@@ -19,7 +23,6 @@ import { convertUnits, formatUnits, percentOf } from '../src/domain/money';
 import type { PriceSource } from '../src/prices/source';
 import { chooseFeeFor, minimumFor, priceOfNativeInAsset } from './pricing';
 import { permanent, planFromJson, planToJson, withHeartbeat } from './forward-support';
-export { REPREPARE } from './forward-support';
 import { depositsObserved, forwards } from '../src/observability/metrics';
 
 /** The workflow's input: an observed deposit matched to a configuration, JSON-safe (amounts as strings). */
@@ -47,6 +50,16 @@ export interface PaymentInfo {
   /** Set once the forward is signed and stored: the workflow never asks for a second signature. */
   txidOut: string | null;
 }
+
+/**
+ * One reading of a stored forward's fate, made once and acted on by the workflow as it stands
+ * (observedAt: the block height of a `replaceable` reading, as a string).
+ */
+export type ForwardFate =
+  | { status: 'confirmed'; txidOut: string }
+  | { status: 'pending'; txidOut: string; note?: string }
+  | { status: 'failed'; txidOut: string; reason: string }
+  | { status: 'replaceable'; txidOut: string; reason: string; observedAt: string };
 
 export type Evaluation = { eligible: true; evidence: boolean } | { eligible: false; reason: string };
 
@@ -193,16 +206,18 @@ export function createDepositActivities(deps: DepositDeps) {
     },
 
     /**
-     * Signs the forward once and stores the bytes, then broadcasts the stored bytes. Runs under a
-     * per-network advisory lock so forwards from shared accounts (gas tank, fee payer) never race on a
-     * nonce, even with several workers.
+     * Signs the forward once and stores the bytes, then broadcasts the stored bytes. Forwards from one
+     * address_in are serialised across processes (an advisory lock on the source), so each one is
+     * prepared against the nonces and the stored forwards of those before it; forwards from different
+     * addresses run side by side, and a shared sponsor (the EVM gas tank) is locked only while its
+     * nonce is taken. A broadcast the node refuses is a reading, not a verdict: the workflow re-sends
+     * the same bytes and lets the chain decide (forwardFate).
      */
-    async forward(uuid: string): Promise<{ txidOut: string }> {
+    async forward(uuid: string): Promise<{ txidOut: string; refused?: string }> {
       const { payment, config } = await loadPayment(db, uuid);
       const adapter = await deps.adapter(payment.network);
       const a = asset(payment.ticker);
-      // Held from signing through broadcast, so the next forward from a shared account sees this nonce.
-      return withHeartbeat(() => deps.withLock(`forward:${payment.network}`, async () => {
+      return withHeartbeat(() => deps.withLock(`forward:${payment.network}:${config.addressIn}`, async () => {
         const fresh = await loadPayment(db, uuid);
         let plan: ForwardPlan;
         if (fresh.payment.forwardRaw) {
@@ -225,44 +240,92 @@ export function createDepositActivities(deps: DepositDeps) {
               priority: config.priority as Priority,
               commission: percentOf(value, feePercent) + sponsorInAsset,
               treasuryAddress: deps.treasuryAddress(payment.network),
+              nonceFloor: await nonceFloor(db, payment.network, config.addressIn),
             });
           } catch (e) {
             permanent(e);
           }
           // Stored (committed) before any broadcast: a retry re-sends these bytes, never new ones.
-          if (!(await storeForwardOnce(db, uuid, planToJson(plan), plan.txidOut, feePercent))) {
-            plan = planFromJson((await loadPayment(db, uuid)).payment.forwardRaw!);
+          let stored: boolean;
+          try {
+            stored = await storeForwardOnce(db, uuid, planToJson(plan), plan.txidOut, feePercent, {
+              network: payment.network,
+              source: config.addressIn,
+              nonce: plan.nonce,
+            });
+          } catch (e) {
+            if (e instanceof ForwardCollisionError) throw ApplicationFailure.nonRetryable(e.message, 'ForwardCollision');
+            throw e;
           }
+          if (!stored) plan = planFromJson((await loadPayment(db, uuid)).payment.forwardRaw!);
         }
+        const txidOut = plan.txidOut;
         try {
-          await adapter.broadcast(plan);
+          await adapter.broadcast(plan, { onPlanChange: (next) => restoreForwardPlan(db, uuid, txidOut, planToJson(next)) });
         } catch (e) {
-          forwards.inc({ ticker: payment.ticker, outcome: 'failed' });
-          if (e instanceof BroadcastRejectedError && e.reprepare) await discardForwardIf(db, uuid, plan.txidOut);
-          permanent(e);
+          if (!(e instanceof BroadcastRejectedError)) throw e;
+          forwards.inc({ ticker: payment.ticker, outcome: 'refused' });
+          return { txidOut, refused: e.message };
         }
         forwards.inc({ ticker: payment.ticker, outcome: 'broadcast' });
-        return { txidOut: plan.txidOut };
+        return { txidOut };
       }));
     },
 
+    /**
+     * The stored forward's fate from one reading of the chain: confirmed, failed for good, replaceable
+     * (evidence the workflow confirms on a later block before acting), or pending — and when the node
+     * does not hold the bytes, they are sent again (the same bytes; a dropped forward revives).
+     */
+    async forwardFate(uuid: string): Promise<ForwardFate> {
+      const { payment, config } = await loadPayment(db, uuid);
+      if (!payment.forwardRaw) throw ApplicationFailure.nonRetryable('no stored forward');
+      const adapter = await deps.adapter(payment.network);
+      const plan = planFromJson(payment.forwardRaw);
+      const txidOut = plan.txidOut;
+      const rivals = plan.nonce === undefined ? [] : await rivalForwards(db, payment.network, config.addressIn, plan.nonce, txidOut);
+      const s = await adapter.forwardStatus(plan, { rivals });
+      switch (s.status) {
+        case 'confirmed':
+          forwards.inc({ ticker: payment.ticker, outcome: 'confirmed' });
+          return { status: 'confirmed', txidOut };
+        case 'failed':
+          return { status: 'failed', txidOut, reason: s.reason };
+        case 'replaceable':
+          return { status: 'replaceable', txidOut, reason: s.reason, observedAt: s.observedAt.toString() };
+        case 'pending':
+          if (s.known !== false) return { status: 'pending', txidOut, ...(s.note ? { note: s.note } : {}) };
+      }
+      try {
+        await adapter.broadcast(plan, { waitForSponsor: false, onPlanChange: (next) => restoreForwardPlan(db, uuid, txidOut, planToJson(next)) });
+        forwards.inc({ ticker: payment.ticker, outcome: 'rebroadcast' });
+        return { status: 'pending', txidOut, ...(s.note ? { note: s.note } : {}) };
+      } catch (e) {
+        if (!(e instanceof BroadcastRejectedError || e instanceof NodeUnavailableError)) throw e;
+        return { status: 'pending', txidOut, note: `${s.note ? `${s.note}; ` : ''}re-broadcast refused: ${e.message}` };
+      }
+    },
+
+    /**
+     * Superseded by forwardFate; kept for workflows recorded before the `forward-fate-once` patch. A
+     * reading that is only evidence (replaceable) is reported as pending: no single reading re-signs.
+     */
     async forwardStatus(uuid: string): Promise<'pending' | 'confirmed' | 'failed'> {
       const { payment } = await loadPayment(db, uuid);
       if (!payment.forwardRaw) throw ApplicationFailure.nonRetryable('no stored forward');
       const adapter = await deps.adapter(payment.network);
       const s = await adapter.forwardStatus(planFromJson(payment.forwardRaw));
       if (s.status === 'confirmed') forwards.inc({ ticker: payment.ticker, outcome: 'confirmed' });
-      return s.status;
+      return s.status === 'replaceable' ? 'pending' : s.status;
     },
 
-    /** Why a stored forward failed, and whether it provably never can land (so a new plan is safe). */
+    /** Superseded by forwardFate (see forwardStatus): never advises a new plan. */
     async forwardFailure(uuid: string): Promise<{ reason: string; reprepare: boolean }> {
       const { payment } = await loadPayment(db, uuid);
       if (!payment.forwardRaw) throw ApplicationFailure.nonRetryable('no stored forward');
       const adapter = await deps.adapter(payment.network);
       const s = await adapter.forwardStatus(planFromJson(payment.forwardRaw));
-      if (s.status !== 'failed') return { reason: `forward is ${s.status}`, reprepare: false };
-      return { reason: s.reason, reprepare: s.reprepare ?? false };
+      return { reason: s.status === 'failed' ? s.reason : `forward is ${s.status}`, reprepare: false };
     },
 
     /**

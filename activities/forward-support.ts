@@ -1,14 +1,10 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import {
-  BroadcastRejectedError,
   InsufficientAmountError,
   InvalidRequestError,
   UnsupportedOperationError,
   type ForwardPlan,
 } from '../src/chains/adapter';
-
-/** Failure type of a forward whose stored bytes can never land (expired blockhash, nonce taken). */
-export const REPREPARE = 'ForwardNeedsReprepare';
 
 export const planToJson = (plan: ForwardPlan) => JSON.stringify(plan, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
 export function planFromJson(raw: string): ForwardPlan {
@@ -24,9 +20,7 @@ export function planFromJson(raw: string): ForwardPlan {
 
 /** Permanent chain errors end the attempt for good; everything else is retried by Temporal. */
 export function permanent(e: unknown): never {
-  // These bytes can never land and nothing moved: the workflow discards them and prepares anew.
-  if (e instanceof BroadcastRejectedError && e.reprepare) throw ApplicationFailure.nonRetryable(e.message, REPREPARE);
-  if (e instanceof InsufficientAmountError || e instanceof UnsupportedOperationError || e instanceof BroadcastRejectedError || e instanceof InvalidRequestError) {
+  if (e instanceof InsufficientAmountError || e instanceof UnsupportedOperationError || e instanceof InvalidRequestError) {
     throw ApplicationFailure.nonRetryable(e.message, e.name);
   }
   throw e;

@@ -61,6 +61,7 @@ const schema = z.object({
     .string()
     .regex(/^https?:\/\/.*\{symbol\}/, { error: 'PRICE_SOURCE_URL must be an http(s) URL containing {symbol}' })
     .optional(),
+  PRICE_SOURCE: z.enum(['none'], { error: 'PRICE_SOURCE must be none (or leave it unset and set PRICE_SOURCE_URL)' }).optional(),
 });
 
 export type Config = {
@@ -87,8 +88,10 @@ export type Config = {
   /** Admin port serving /metrics; unset → no metrics server (the embedded default), compose sets 9464. */
   metricsPort: number | undefined;
   logLevel: string;
-  /** Production USDT quotes: GET this URL with {symbol} replaced; unset → the fixed local price table. */
+  /** Production USDT quotes: GET this URL with {symbol} replaced. */
   priceSourceUrl: string | undefined;
+  /** PRICE_SOURCE=none: the operator runs without quotes on purpose (prices omitted, priced costs wait). */
+  priceSourceNone: boolean;
   /** Contracted fee percentage per callback host (lowercase), overriding the volume tiers. */
   feeDomainOverrides: Record<string, string>;
   /** How often each network's watcher looks for new blocks. */
@@ -124,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${rule}`);
   }
   const c = parsed.data;
+  if (c.PRICE_SOURCE_URL && c.PRICE_SOURCE) throw new ConfigError('invalid configuration: set PRICE_SOURCE_URL or PRICE_SOURCE=none, not both');
   return {
     port: c.PORT,
     host: c.HOST,
@@ -145,6 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: c.METRICS_PORT,
     logLevel: c.LOG_LEVEL,
     priceSourceUrl: c.PRICE_SOURCE_URL,
+    priceSourceNone: c.PRICE_SOURCE === 'none',
     feeDomainOverrides: Object.fromEntries(
       (c.FEE_DOMAIN_OVERRIDES ?? '')
         .split(',')

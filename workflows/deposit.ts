@@ -1,6 +1,7 @@
 // One durable workflow per observed deposit (DESIGN 1): eligibility → optional pending callback →
 // finality → forward (signed once, stored, broadcast) → immutable snapshot → confirmed callback → done.
-import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, setHandler, sleep, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, defineQuery, patched, proxyActivities, setHandler, sleep, upsertSearchAttributes } from '@temporalio/workflow';
+import { msToNumber } from '@temporalio/common/lib/time';
 import type { DepositActivities, DepositInput, PaymentInfo } from '../activities/deposit';
 import { transition, type Effect, type LifecycleEvent, type LifecycleState } from '../src/domain/lifecycle';
 import { SA_CALLBACK_HOST, SA_PAYMENT_UUID, SA_STAGE, SA_TICKER, SA_TXID_IN } from '../src/domain/search-attributes';
@@ -26,6 +27,13 @@ const forwardActs = proxyActivities<DepositActivities>({
 /** ApplicationFailure type of activities/deposit.ts REPREPARE (kept literal: workflows import types only). */
 const REPREPARE_TYPE = 'ForwardNeedsReprepare';
 const MAX_FORWARD_ROUNDS = 5;
+/**
+ * Forwards decided by one reading per poll (forwardFate), re-sent while the node lacks them, replaced
+ * only on evidence seen on two blocks. Histories recorded before it keep the old inclusion loop.
+ */
+export const FORWARD_FATE_PATCH = 'forward-fate-once';
+/** The inclusion poll backs off from the poll interval up to this many times it. */
+const MAX_BACKOFF_FACTOR = 16;
 
 export interface DepositWorkflowOptions {
   /** How often confirmations and the forward's inclusion are polled (workflow time). */
@@ -113,39 +121,10 @@ export async function depositWorkflow(input: DepositInput, opts: DepositWorkflow
   await pending?.cancel();
   await acts.markProcessing(payment.uuid);
 
-  // Forward: the stored bytes are re-sent until included. Only when the chain proves they can never land
-  // (expired blockhash, nonce taken) and nothing moved are they discarded and the forward prepared anew.
-  let included = false;
-  for (let round = 1; !included; round++) {
-    let txidOut: string;
-    try {
-      txidOut = (await forwardActs.forward(payment.uuid)).txidOut;
-    } catch (e) {
-      const failure = e instanceof ActivityFailure && e.cause instanceof ApplicationFailure ? e.cause : undefined;
-      // The activity already discarded bytes the node refused as never-landing; prepare anew.
-      if (failure?.type === REPREPARE_TYPE && round < MAX_FORWARD_ROUNDS) continue;
-      // Permanent (the deposit cannot pay its way, the node rejects the bytes): recorded, funds stay at address_in.
-      await apply({ type: 'forward_failed', reason: `forward failed: ${failure?.message ?? String(e)}` });
-      return status;
-    }
-    status.txidOut = txidOut;
-    for (;;) {
-      const s = await acts.forwardStatus(payment.uuid);
-      if (s === 'confirmed') {
-        included = true;
-        break;
-      }
-      if (s === 'failed') {
-        const why = await acts.forwardFailure(payment.uuid);
-        if (why.reprepare && round < MAX_FORWARD_ROUNDS) {
-          await acts.discardForward(payment.uuid, txidOut);
-          break;
-        }
-        await apply({ type: 'forward_failed', reason: `forward ${txidOut} failed: ${why.reason}` });
-        return status;
-      }
-      await sleep(poll);
-    }
+  if (patched(FORWARD_FATE_PATCH)) {
+    if (!(await forwardUntilIncluded(payment.uuid, msToNumber(poll), status, apply))) return status;
+  } else if (!(await legacyForward(payment.uuid, poll, status, apply))) {
+    return status;
   }
 
   const snapshot = await acts.confirmedSnapshot(payment.uuid);
@@ -158,4 +137,92 @@ export async function depositWorkflow(input: DepositInput, opts: DepositWorkflow
     if (delivery.delivered) await apply({ type: 'confirmed_delivered' });
   }
   return status;
+}
+
+type Apply = (event: LifecycleEvent) => Promise<Effect[]>;
+
+function failureOf(e: unknown): ApplicationFailure | undefined {
+  return e instanceof ActivityFailure && e.cause instanceof ApplicationFailure ? e.cause : undefined;
+}
+
+/**
+ * Forward until included: the stored bytes are broadcast and then read once per poll (forwardFate), the
+ * poll backing off; the activity re-sends bytes the node lacks. A forward failed on chain is recorded
+ * (funds stay at address_in). Bytes are replaced only when two readings on different blocks both prove
+ * they can never land. Returns whether the forward was included.
+ */
+async function forwardUntilIncluded(uuid: string, pollMs: number, status: DepositStatus, apply: Apply): Promise<boolean> {
+  for (let round = 1; ; round++) {
+    let txidOut: string;
+    try {
+      txidOut = (await forwardActs.forward(uuid)).txidOut;
+    } catch (e) {
+      // Permanent before anything was sent (the deposit cannot pay its way, a colliding txid): recorded.
+      await apply({ type: 'forward_failed', reason: `forward failed: ${failureOf(e)?.message ?? String(e)}` });
+      return false;
+    }
+    status.txidOut = txidOut;
+    let wait = pollMs;
+    let evidence: bigint | undefined;
+    for (;;) {
+      const fate = await acts.forwardFate(uuid);
+      if (fate.status === 'confirmed') return true;
+      if (fate.status === 'failed') {
+        await apply({ type: 'forward_failed', reason: `forward ${txidOut} failed: ${fate.reason}` });
+        return false;
+      }
+      if (fate.status === 'replaceable') {
+        const at = BigInt(fate.observedAt);
+        if (evidence !== undefined && at > evidence) {
+          if (round >= MAX_FORWARD_ROUNDS) {
+            await apply({ type: 'forward_failed', reason: `forward ${txidOut} can never land (${fate.reason}) after ${round} plans` });
+            return false;
+          }
+          await acts.discardForward(uuid, txidOut);
+          break;
+        }
+        evidence ??= at;
+      } else {
+        // The evidence must hold on consecutive readings.
+        evidence = undefined;
+      }
+      await sleep(wait);
+      wait = Math.min(wait * 2, pollMs * MAX_BACKOFF_FACTOR);
+    }
+  }
+}
+
+/** The inclusion loop of histories recorded before FORWARD_FATE_PATCH; unchanged command order. */
+async function legacyForward(uuid: string, poll: string, status: DepositStatus, apply: Apply): Promise<boolean> {
+  let included = false;
+  for (let round = 1; !included; round++) {
+    let txidOut: string;
+    try {
+      txidOut = (await forwardActs.forward(uuid)).txidOut;
+    } catch (e) {
+      const failure = failureOf(e);
+      if (failure?.type === REPREPARE_TYPE && round < MAX_FORWARD_ROUNDS) continue;
+      await apply({ type: 'forward_failed', reason: `forward failed: ${failure?.message ?? String(e)}` });
+      return false;
+    }
+    status.txidOut = txidOut;
+    for (;;) {
+      const s = await acts.forwardStatus(uuid);
+      if (s === 'confirmed') {
+        included = true;
+        break;
+      }
+      if (s === 'failed') {
+        const why = await acts.forwardFailure(uuid);
+        if (why.reprepare && round < MAX_FORWARD_ROUNDS) {
+          await acts.discardForward(uuid, txidOut);
+          break;
+        }
+        await apply({ type: 'forward_failed', reason: `forward ${txidOut} failed: ${why.reason}` });
+        return false;
+      }
+      await sleep(poll);
+    }
+  }
+  return true;
 }

@@ -67,6 +67,11 @@ export interface ForwardRequest {
    */
   commission?: bigint;
   treasuryAddress?: string;
+  /**
+   * EVM: the lowest nonce this forward may take — one past every stored forward of the same source that
+   * is not known to be mined. The node's pending count alone forgets a forward the mempool dropped.
+   */
+  nonceFloor?: number;
 }
 
 /** A signed transaction, stored by the caller before it is ever broadcast (DESIGN 4). */
@@ -93,6 +98,12 @@ export interface ForwardPlan {
   sponsorCost: bigint;
   /** Part of sponsorCost that is account-creation rent (Solana), reported separately. */
   rent: bigint;
+  /** EVM: the forward's account nonce (reserved per source, see ForwardRequest.nonceFloor). */
+  nonce?: number;
+  /** Solana: the last block height at which the forward's blockhash is still valid. */
+  lastValidBlockHeight?: number;
+  /** EVM: gas top-ups of this plan signed earlier and superseded (one of them may still be mined). */
+  replacedTopups?: string[];
 }
 
 export interface ForwardCostEstimate {
@@ -103,19 +114,31 @@ export interface ForwardCostEstimate {
 }
 
 /**
- * `pending` also covers a transaction the node does not know (evicted, or its block reorganised away):
- * re-broadcasting the stored bytes is always safe, so a caller that stays pending too long calls
- * broadcast(plan) again. `failed` is permanent (reverted, or its inputs spent by something else).
+ * One reading of a stored forward's fate.
+ * - `pending`: not mined yet. `known` says whether the node holds it (false also covers a transaction
+ *   evicted from the mempool or whose block was reorganised away: re-broadcasting the stored bytes is
+ *   always safe). `note` explains a wait that needs an operator's eye.
+ * - `failed`: final on chain (reverted, or failed in its block); nothing moved, nothing is re-signed.
+ * - `replaceable`: evidence, final by the network's own rule, that these bytes can never land and moved
+ *   nothing (a rival transaction of ours took the nonce and is final; the blockhash expired in finalized
+ *   history and the transaction is in none). One reading is not enough: the caller acts only when a
+ *   later reading at a higher `observedAt` (a new block) says the same.
  */
 export type ForwardStatus =
-  | { status: 'pending' }
+  | { status: 'pending'; known?: boolean; note?: string }
   | { status: 'confirmed'; blockNumber: bigint; blockHash: string }
-  /**
-   * `reprepare`: these bytes can never land and nothing of this plan moved the deposit (an expired
-   * Solana blockhash, an EVM nonce taken by another transaction), so a new plan for the same deposit
-   * is safe. Without it, failed is final for the payment.
-   */
-  | { status: 'failed'; reason: string; reprepare?: boolean };
+  | { status: 'failed'; reason: string }
+  | { status: 'replaceable'; reason: string; observedAt: bigint };
+
+export interface BroadcastOptions {
+  waitForSponsor?: boolean;
+  onPlanChange?: (plan: ForwardPlan) => Promise<void>;
+}
+
+/** What the caller's records add to a forward's reading: its own other transactions at the same nonce. */
+export interface ForwardContext {
+  rivals?: string[];
+}
 
 export interface ChainAdapter {
   readonly network: string;
@@ -132,9 +155,13 @@ export interface ChainAdapter {
   estimateForwardCost(ticker: string, priority: Priority): Promise<ForwardCostEstimate>;
   /** Builds and signs; broadcasts nothing. The caller stores the plan, then calls broadcast(plan). */
   prepareForward(req: ForwardRequest): Promise<ForwardPlan>;
-  /** Sends the stored bytes in order; a transaction the node already knows or mined counts as sent. */
-  broadcast(plan: ForwardPlan): Promise<void>;
-  forwardStatus(plan: ForwardPlan): Promise<ForwardStatus>;
+  /**
+   * Sends the stored bytes in order; a transaction the node already knows or mined counts as sent.
+   * `waitForSponsor: false` sends what can go now and returns (a re-broadcast). When the plan changes
+   * (an EVM gas top-up signed again), `onPlanChange` stores it before the new bytes are sent.
+   */
+  broadcast(plan: ForwardPlan, opts?: BroadcastOptions): Promise<void>;
+  forwardStatus(plan: ForwardPlan, ctx?: ForwardContext): Promise<ForwardStatus>;
   close(): Promise<void>;
 }
 
@@ -150,16 +177,11 @@ export class UnsupportedOperationError extends ChainError {}
 /** The deposit cannot pay its own forwarding cost, or an output would be dust. Permanent. */
 export class InsufficientAmountError extends ChainError {}
 /**
- * The node rejected a transaction for a reason other than "already known". Permanent for these bytes;
- * `reprepare` as in ForwardStatus: true when a fresh plan for the same deposit cannot double-send.
+ * The node refused a transaction for a reason other than "already known". A reading about these bytes,
+ * not a verdict: a refusal can be a lagging node, or a relay that answered an error after passing them
+ * on; only the chain (forwardStatus) decides a forward's fate.
  */
-export class BroadcastRejectedError extends ChainError {
-  readonly reprepare: boolean;
-  constructor(message: string, options?: { cause?: unknown; reprepare?: boolean }) {
-    super(message, options);
-    this.reprepare = options?.reprepare ?? false;
-  }
-}
+export class BroadcastRejectedError extends ChainError {}
 /** A ticker or address this adapter is not configured for. Permanent. */
 export class InvalidRequestError extends ChainError {}
 /** The node did not answer or answered garbage; worth retrying. */

@@ -20,14 +20,17 @@ export function tokenContracts(networkId: string, runtime: NetworkRuntime): Reco
 }
 
 /** The one way to get an adapter: the deposit workflow's activities and the watchers call this. */
-export async function createAdapter(networkId: string, runtime: NetworkRuntime, seed: HdSeed): Promise<ChainAdapter> {
+/** A named lock across processes (Database.withLock): the EVM gas tank's nonce is taken under it. */
+export type LockFn = <T>(name: string, fn: () => Promise<T>) => Promise<T>;
+
+export async function createAdapter(networkId: string, runtime: NetworkRuntime, seed: HdSeed, lock?: LockFn): Promise<ChainAdapter> {
   const net = NETWORKS[networkId];
   if (!net) throw new InvalidRequestError(`unknown network ${networkId}`);
   const tokens = tokenContracts(networkId, runtime);
   switch (net.family) {
     case 'evm': {
       const chainId = BigInt(await jsonRpc<string>(runtime.rpcUrl, 'eth_chainId'));
-      return new EvmAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, chainId, seed, tokens });
+      return new EvmAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, chainId, seed, tokens, lock, finalityDepth: ASSETS[net.nativeTicker].confirmations });
     }
     case 'utxo':
       return new UtxoAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, seed });

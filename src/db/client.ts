@@ -7,7 +7,8 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { sql } from 'drizzle-orm';
-import { Pool } from 'pg';
+import { Pool, type PoolClient } from 'pg';
+import { logger } from '../observability/logger';
 import * as schema from './schema';
 
 /** Both drivers give the same drizzle query surface; code above this file never knows which one runs. */
@@ -44,8 +45,26 @@ export const MIGRATIONS_FOLDER = path.resolve(__dirname, '../../drizzle');
 /** Any number of API and worker processes may start at once; one advisory lock orders their migrations. */
 const MIGRATION_LOCK = 7_400_117;
 
+/**
+ * A server restart or outage ends every connection with an 'error' event: on an idle client the pool
+ * emits it, on a checked-out client the client does. Unheard, either ends the process; heard, the query
+ * in flight fails (the API answers 1501, an activity retries) and the pool connects afresh next time.
+ */
+function survivesServerLoss(pool: Pool): void {
+  const onError = (e: Error) => logger.warn({ err: e.message }, 'PostgreSQL connection lost; reconnecting on next use');
+  pool.on('error', onError);
+  pool.on('connect', (client) => client.on('error', onError));
+}
+
+/** Releases a client, destroying it when its connection failed so the pool never hands it out again. */
+function release(client: PoolClient, failed: unknown): void {
+  client.release(failed instanceof Error ? failed : undefined);
+}
+
 export async function openPostgres(url: string, opts: { migrate?: boolean; max?: number } = {}): Promise<Database> {
-  const pool = new Pool({ connectionString: url, max: opts.max ?? 10 });
+  // A bounded connect: while the server is away, callers fail fast instead of queueing for ever.
+  const pool = new Pool({ connectionString: url, max: opts.max ?? 10, connectionTimeoutMillis: 5_000 });
+  survivesServerLoss(pool);
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   if (opts.migrate !== false) {
     const client = await pool.connect();
@@ -64,15 +83,20 @@ export async function openPostgres(url: string, opts: { migrate?: boolean; max?:
   const withLock = <T>(name: string, fn: () => Promise<T>) =>
     local(name, async () => {
       const client = await pool.connect();
+      let failed: unknown;
       try {
         await client.query('SELECT pg_advisory_lock(hashtext($1))', [name]);
         try {
           return await fn();
         } finally {
-          await client.query('SELECT pg_advisory_unlock(hashtext($1))', [name]);
+          // A lost connection already dropped the lock with the session; the client is then destroyed.
+          await client.query('SELECT pg_advisory_unlock(hashtext($1))', [name]).catch((e: unknown) => (failed = e));
         }
+      } catch (e) {
+        failed ??= e;
+        throw e;
       } finally {
-        client.release();
+        release(client, failed);
       }
     });
   return { db, kind: 'postgres', withLock, close: () => pool.end() };

@@ -94,7 +94,33 @@ export const payments = pgTable(
   (t) => [
     uniqueIndex('payments_deposit_key_uq').on(t.depositKey),
     index('payments_config_ticker_idx').on(t.configId, t.ticker),
+    // One txid_out belongs to one payment (DESIGN 4): a colliding forward is an error, never a second booking.
+    uniqueIndex('payments_txid_out_uq').on(t.txidOut),
   ],
+);
+
+/**
+ * Every forward transaction the gateway ever signed, kept after a plan is discarded: a txid belongs to
+ * one payment for good, an account chain's nonces are reserved here (the next forward from a source never
+ * reuses the nonce of a stored, unconfirmed one), and a discarded plan's rival is looked up here.
+ */
+export const forwardTxs = pgTable(
+  'forward_txs',
+  {
+    txid: text('txid').primaryKey(),
+    paymentUuid: uuid('payment_uuid')
+      .notNull()
+      .references(() => payments.uuid),
+    network: text('network').notNull(),
+    /** The address the forward spends from (address_in). */
+    source: text('source').notNull(),
+    /** EVM account nonce; null on chains without one. */
+    nonce: bigint('nonce', { mode: 'bigint' }),
+    /** Set when the chain proved these bytes can never land and the plan was replaced. */
+    discardedAt: timestamp('discarded_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('forward_txs_source_idx').on(t.network, t.source, t.nonce)],
 );
 
 /** Every callback delivery attempt, as sent and as answered (SPEC 2.5). */

@@ -69,6 +69,10 @@ export function runProcess(
     logger.info(ready, `${role} ready`);
   };
   main().catch((e) => {
+    if (e instanceof ConfigError) {
+      console.error(e.message);
+      process.exit(2);
+    }
     logger.fatal({ err: e instanceof Error ? e.message : String(e) }, `${role} failed to start`);
     process.exit(1);
   });

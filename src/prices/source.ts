@@ -14,6 +14,13 @@ export function validPrice(p: unknown): string | undefined {
   return p;
 }
 
+/** PRICE_SOURCE=none: no quote ever; callbacks omit price and conversions, priced network costs wait. */
+export class NoPriceSource implements PriceSource {
+  async usdt(): Promise<string | undefined> {
+    return undefined;
+  }
+}
+
 /** The embedded default's local quotes: fixed, so devnet runs are reproducible. */
 export class FixedPriceSource implements PriceSource {
   constructor(private readonly prices: Record<string, string>) {}

@@ -4,11 +4,11 @@ import { createAdapter } from '../chains/factory';
 import { HdSeed } from '../chains/keys';
 import { deriveAddressIn } from '../chains/addresses';
 import { loadSigner, type Signer } from '../callbacks/signer';
-import type { Config } from '../config';
+import { ConfigError, type Config } from '../config';
 import type { Database } from '../db/client';
 import type { FeePolicy } from '../domain/fees';
 import { STANDARD_TIERS } from '../domain/pricing';
-import { DEVNET_PRICES, FixedPriceSource, HttpPriceSource, type PriceSource } from '../prices/source';
+import { DEVNET_PRICES, FixedPriceSource, HttpPriceSource, NoPriceSource, type PriceSource } from '../prices/source';
 
 /** Everything the API and the worker share, built once per process from the configuration. */
 export interface Services {
@@ -27,16 +27,32 @@ export interface Services {
 
 export const TREASURY_INDEX = 2n ** 31n - 1n;
 
+/**
+ * Quotes reach confirmed callbacks and decide how much token gas is recovered, so no process invents
+ * them: PRICE_SOURCE_URL, or PRICE_SOURCE=none said on purpose. The fixed table serves only local chains
+ * (every configured network in regtest mode), whose coins have no market.
+ */
+export function priceSourceFor(cfg: Config, chains: ChainRuntimeConfig): PriceSource {
+  if (cfg.priceSourceUrl) return new HttpPriceSource(cfg.priceSourceUrl);
+  if (cfg.priceSourceNone) return new NoPriceSource();
+  const networks = Object.values(chains);
+  if (networks.length > 0 && networks.every((n) => n.mode === 'regtest')) return new FixedPriceSource(DEVNET_PRICES);
+  throw new ConfigError(
+    'invalid configuration: PRICE_SOURCE_URL must be set (or PRICE_SOURCE=none to run without prices) when a network is not a local regtest chain',
+  );
+}
+
 export function buildServices(cfg: Config, database: Database, env: NodeJS.ProcessEnv = process.env): Services {
   const seed = HdSeed.loadOrCreate({ mnemonic: cfg.mnemonic, mnemonicFile: cfg.mnemonicFile, dataDir: cfg.dataDir });
   const chains = chainConfigFromEnv(env);
+  const prices = priceSourceFor(cfg, chains);
   const adapters = new Map<string, Promise<ChainAdapter>>();
   const adapter = (network: string) => {
     let a = adapters.get(network);
     if (!a) {
       const runtime = chains[network];
       if (!runtime) return Promise.reject(new Error(`network ${network} is not configured`));
-      a = createAdapter(network, runtime, seed);
+      a = createAdapter(network, runtime, seed, database.withLock);
       // A failed construction (node down at start) is retried on the next call, not cached.
       a.catch(() => adapters.delete(network));
       adapters.set(network, a);
@@ -49,7 +65,7 @@ export function buildServices(cfg: Config, database: Database, env: NodeJS.Proce
     seed,
     chains,
     signer: loadSigner(cfg),
-    prices: cfg.priceSourceUrl ? new HttpPriceSource(cfg.priceSourceUrl) : new FixedPriceSource(DEVNET_PRICES),
+    prices,
     feePolicy: { domainOverrides: cfg.feeDomainOverrides, tiers: [...STANDARD_TIERS] },
     adapter,
     treasuryAddress(network) {

@@ -1,7 +1,8 @@
 /**
  * EVM forwards that race on anvil: token forwards prepared together share the gas tank's nonce and
  * both still land (the fungible top-up is re-signed, the stored forward bytes never change); two ETH
- * forwards from one address_in carry the same nonce, so at most one can ever be mined.
+ * forwards from one address_in that carry the same nonce can never both be mined, and the loser is
+ * replaceable only once our own rival is final; with a nonce floor they never share a nonce at all.
  */
 import { Wallet, parseEther } from 'ethers';
 import { BroadcastRejectedError, type ObservedDeposit } from '../../src/chains/adapter';
@@ -58,23 +59,45 @@ describe('ETH forwards from one address_in', () => {
     await chain?.stop();
   });
 
-  test('plans prepared together share a nonce: the second is refused, never mined twice', async () => {
+  test('plans that share a nonce: the second is refused, and replaceable only once our rival is final', async () => {
     const first = await depositTo(chain, 21n, parseEther('1'));
     const second = await depositTo(chain, 21n, parseEther('2'));
     const out = Wallet.createRandom().address;
     const p1 = await chain.adapter.prepareForward({ deposit: first, derivationIndex: 21n, addressOut: out, priority: 'default' });
     const p2 = await chain.adapter.prepareForward({ deposit: second, derivationIndex: 21n, addressOut: out, priority: 'default' });
+    expect(p2.nonce).toBe(p1.nonce);
     await chain.adapter.broadcast(p1);
     await chain.mine(1);
-    const refused = await chain.adapter.broadcast(p2).catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(BroadcastRejectedError);
-    expect((refused as BroadcastRejectedError).reprepare).toBe(true);
-    expect(await chain.adapter.forwardStatus(p2)).toEqual({ status: 'failed', reason: 'nonce used by another transaction', reprepare: true });
+    await expect(chain.adapter.broadcast(p2)).rejects.toBeInstanceOf(BroadcastRejectedError);
+    // A used nonce without a known rival, or with one not yet final, is no evidence.
+    expect(await chain.adapter.forwardStatus(p2, { rivals: [p1.txidOut] })).toEqual({ status: 'pending', known: false });
+    await chain.mine(12);
+    const unknownRival = await chain.adapter.forwardStatus(p2);
+    expect(unknownRival).toMatchObject({ status: 'pending', known: false });
+    expect((unknownRival as { note?: string }).note).toMatch(/no receipt/);
+    const evidence = await chain.adapter.forwardStatus(p2, { rivals: [p1.txidOut] });
+    expect(evidence).toMatchObject({ status: 'replaceable' });
     expect(await chain.balanceOf(out)).toBe(p1.forwarded);
-    // Re-prepared after the first landed, the second forward goes through.
-    const p2b = await chain.adapter.prepareForward({ deposit: second, derivationIndex: 21n, addressOut: out, priority: 'default' });
+    // Re-prepared above the stored nonce, the second forward goes through.
+    const p2b = await chain.adapter.prepareForward({ deposit: second, derivationIndex: 21n, addressOut: out, priority: 'default', nonceFloor: p1.nonce! + 1 });
     await chain.adapter.broadcast(p2b);
     await chain.mine(1);
     expect(await chain.balanceOf(out)).toBe(p1.forwarded + p2b.forwarded);
+  });
+
+  test('with a nonce floor, a forward prepared while an earlier one is unsent takes the next nonce; both land', async () => {
+    const first = await depositTo(chain, 22n, parseEther('1'));
+    const second = await depositTo(chain, 22n, parseEther('1'));
+    const out = Wallet.createRandom().address;
+    const p1 = await chain.adapter.prepareForward({ deposit: first, derivationIndex: 22n, addressOut: out, priority: 'default' });
+    // Same amount, fees and destination: only the reserved nonce keeps the bytes (and txids) apart.
+    const p2 = await chain.adapter.prepareForward({ deposit: second, derivationIndex: 22n, addressOut: out, priority: 'default', nonceFloor: p1.nonce! + 1 });
+    expect(p2.txidOut).not.toBe(p1.txidOut);
+    await chain.adapter.broadcast(p2);
+    await chain.adapter.broadcast(p1);
+    await chain.mine(1);
+    expect((await chain.adapter.forwardStatus(p1)).status).toBe('confirmed');
+    expect((await chain.adapter.forwardStatus(p2)).status).toBe('confirmed');
+    expect(await chain.balanceOf(out)).toBe(p1.forwarded + p2.forwarded);
   });
 });

@@ -7,10 +7,12 @@ import { evmGasTankKey } from '../sponsor';
 import {
   BroadcastRejectedError,
   InvalidRequestError,
+  type BroadcastOptions,
   NodeUnavailableError,
   type ChainAdapter,
   type Confirmations,
   type Cursor,
+  type ForwardContext,
   type ForwardCostEstimate,
   type ForwardPlan,
   type ForwardRequest,
@@ -22,7 +24,7 @@ import {
 import { ETH_TRANSFER_GAS, TOKEN_TRANSFER_GAS_FALLBACK, eip1559Fees } from './fees';
 import { prepareEthForward, prepareTokenForward } from './forward';
 import { KeyedMutex } from './nonces';
-import { sendTopup } from './topup';
+import { ensureTopup } from './topup';
 import { TRANSFER_TOPIC, parseTransferLog } from './erc20';
 
 export interface EvmAdapterOptions {
@@ -37,6 +39,10 @@ export interface EvmAdapterOptions {
   rewindDepth?: number;
   /** Bound on waiting for a gas top-up to be mined before the token transfer is sent. */
   topupTimeoutMs?: number;
+  /** Blocks after which a block is final here: a rival's receipt must be this deep before a plan is replaced. */
+  finalityDepth?: number;
+  /** A lock across processes (Database.withLock); without one, within this process only. */
+  lock?: <T>(name: string, fn: () => Promise<T>) => Promise<T>;
 }
 
 /** ETH deposits use this index: a Transfer log can be log 0 of a transaction that also carries value. */
@@ -205,14 +211,21 @@ export class EvmAdapter implements ChainAdapter {
     return this.locks.run(tank.address, () => this.locks.run(source.address, () => prepareTokenForward(ctx, source, tank, contract, req)));
   }
 
-  async broadcast(plan: ForwardPlan): Promise<void> {
-    for (const [i, tx] of plan.txs.entries()) {
+  async broadcast(plan: ForwardPlan, opts: BroadcastOptions = {}): Promise<void> {
+    const tank = this.gasTank();
+    const lockTank = <T>(fn: () => Promise<T>) =>
+      this.opts.lock ? this.opts.lock(`evm-tank:${this.network}`, fn) : this.locks.run(tank.address, fn);
+    for (const tx of plan.txs) {
       if (tx.role === 'gas-topup') {
-        const tank = this.gasTank();
-        const forward = plan.txs[i + 1];
-        const wait = await this.call(() => this.locks.run(tank.address, () => sendTopup(this.provider, tank, tx, forward, (raw, id) => this.send(raw, id))));
+        const io = { provider: this.provider, tank, lockTank, onPlanChange: opts.onPlanChange, send: (raw: string, id: string) => this.send(raw, id) };
+        const wait = await this.call(() => ensureTopup(io, plan));
+        if (!wait) continue;
         // The token transfer needs the top-up's ether on chain first; the node refuses it before.
-        if (wait) await this.waitMined(wait, this.opts.topupTimeoutMs ?? 120_000);
+        if (opts.waitForSponsor === false) {
+          if ((await this.call(() => this.provider.getTransactionReceipt(wait)))?.status !== 1) return;
+        } else {
+          await this.waitMined(wait, this.opts.topupTimeoutMs ?? 120_000);
+        }
         continue;
       }
       const mined = await this.call(() => this.provider.getTransactionReceipt(tx.txid));
@@ -226,11 +239,11 @@ export class EvmAdapter implements ChainAdapter {
     } catch (e) {
       const msg = String((e as Error).message ?? e).toLowerCase();
       if (msg.includes('already known') || msg.includes('already imported') || msg.includes('known transaction')) return;
-      // Same bytes already mined: the node reports the nonce as used. The receipt decides.
+      // Same bytes already mined: the node reports the nonce as used. The receipt decides; without one,
+      // this is a reading, not a verdict (forwardStatus weighs the evidence).
       if (isError(e, 'NONCE_EXPIRED')) {
         if (await this.provider.getTransactionReceipt(txid)) return;
-        // Another transaction holds this nonce: these bytes can never be mined.
-        throw new BroadcastRejectedError(`${txid} rejected: nonce already used`, { cause: e, reprepare: true });
+        throw new BroadcastRejectedError(`${txid} rejected: nonce already used`, { cause: e });
       }
       if (isError(e, 'NETWORK_ERROR') || isError(e, 'TIMEOUT') || isError(e, 'SERVER_ERROR')) throw new NodeUnavailableError(msg, { cause: e });
       throw new BroadcastRejectedError(`${txid} rejected: ${msg}`, { cause: e });
@@ -250,17 +263,33 @@ export class EvmAdapter implements ChainAdapter {
     throw new NodeUnavailableError(`${txid} not mined within ${timeoutMs} ms`);
   }
 
-  async forwardStatus(plan: ForwardPlan): Promise<ForwardStatus> {
+  /**
+   * Mined: confirmed or reverted. Not mined: pending, unless the forward's nonce was used by a block that
+   * is final (finalityDepth deep) and one of our own rival transactions at that nonce (ctx.rivals) is
+   * mined there: only then can these bytes never land, and the plan is replaceable. A nonce used by a
+   * transaction the gateway never signed is left for the operator (pending with a note): a null
+   * receipt is also what a lagging or lying node answers for our own mined forward.
+   */
+  async forwardStatus(plan: ForwardPlan, ctx: ForwardContext = {}): Promise<ForwardStatus> {
     const r = await this.call(() => this.provider.getTransactionReceipt(plan.txidOut));
-    if (!r) {
-      if (await this.call(() => this.provider.getTransaction(plan.txidOut))) return { status: 'pending' };
-      const fwd = Transaction.from(plan.txs[plan.txs.length - 1].raw);
-      const used = await this.call(() => this.provider.getTransactionCount(fwd.from!, 'latest'));
-      if (used > fwd.nonce) return { status: 'failed', reason: 'nonce used by another transaction', reprepare: true };
-      return { status: 'pending' };
+    if (r) {
+      if (r.status !== 1) return { status: 'failed', reason: 'reverted' };
+      return { status: 'confirmed', blockNumber: BigInt(r.blockNumber), blockHash: r.blockHash };
     }
-    if (r.status !== 1) return { status: 'failed', reason: 'reverted' };
-    return { status: 'confirmed', blockNumber: BigInt(r.blockNumber), blockHash: r.blockHash };
+    if (await this.call(() => this.provider.getTransaction(plan.txidOut))) return { status: 'pending', known: true };
+    const fwd = Transaction.from(plan.txs[plan.txs.length - 1].raw);
+    const head = await this.call(() => this.provider.getBlockNumber());
+    const final = head - (this.opts.finalityDepth ?? 12);
+    if (final < 0) return { status: 'pending', known: false };
+    const usedByFinal = await this.call(() => this.provider.getTransactionCount(fwd.from!, final));
+    if (usedByFinal <= fwd.nonce) return { status: 'pending', known: false };
+    for (const rival of ctx.rivals ?? []) {
+      const rr = await this.call(() => this.provider.getTransactionReceipt(rival));
+      if (rr && rr.blockNumber <= final) {
+        return { status: 'replaceable', reason: `nonce ${fwd.nonce} taken by ${rival}, final at block ${rr.blockNumber}`, observedAt: BigInt(head) };
+      }
+    }
+    return { status: 'pending', known: false, note: `nonce ${fwd.nonce} of ${fwd.from} is used on chain but no receipt of ${plan.txidOut} or of a rival of ours: waiting` };
   }
 
   async close(): Promise<void> {

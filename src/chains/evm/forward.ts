@@ -21,6 +21,12 @@ async function sign(
 
 const nonceOf = (ctx: ForwardContext, address: string) => ctx.provider.getTransactionCount(address, 'pending');
 
+/** The source's next nonce: the node's pending count, but never one a stored forward still holds. */
+async function sourceNonce(ctx: ForwardContext, address: string, floor = 0): Promise<number> {
+  const pending = await nonceOf(ctx, address);
+  return pending > floor ? pending : floor;
+}
+
 /**
  * ETH: address_in sends deposit − commission − worst-case gas to address_out. The gas withheld is the
  * maximum the transaction may burn; what it does not burn stays at address_in.
@@ -36,19 +42,16 @@ export async function prepareEthForward(ctx: ForwardContext, source: Wallet, req
   const networkFee = gasLimit * fees.maxFeePerGas;
   const forwarded = req.deposit.amount - networkFee - (req.commission ?? 0n);
   if (forwarded <= 0n) throw new InsufficientAmountError(`deposit ${req.deposit.amount} does not cover gas ${networkFee}`);
-  const tx = await sign(ctx, source, 'forward', {
-    to: req.addressOut,
-    value: forwarded,
-    gasLimit,
-    ...fees,
-    nonce: await nonceOf(ctx, source.address),
-  });
-  return { network: ctx.network, ticker: req.deposit.ticker, txs: [tx], txidOut: tx.txid, forwarded, networkFee, sponsorCost: 0n, rent: 0n };
+  const nonce = await sourceNonce(ctx, source.address, req.nonceFloor);
+  const tx = await sign(ctx, source, 'forward', { to: req.addressOut, value: forwarded, gasLimit, ...fees, nonce });
+  return { network: ctx.network, ticker: req.deposit.ticker, txs: [tx], txidOut: tx.txid, forwarded, networkFee, sponsorCost: 0n, rent: 0n, nonce };
 }
 
 /**
- * ERC-20: the gas tank first tops address_in up with exactly the ether the token transfer may burn
- * (minus what it already holds); the tank's cost (top-up value + its own gas) is reported for fee_coin.
+ * ERC-20: the gas tank first tops address_in up with the ether the token transfer may burn; the tank's
+ * cost (top-up value + its own gas) is reported for fee_coin. Every token forward brings its own full
+ * top-up: ether already at address_in may belong to an earlier forward still in the mempool, so it is
+ * never counted (what a forward does not burn stays at address_in, the operator's).
  */
 export async function prepareTokenForward(
   ctx: ForwardContext,
@@ -69,23 +72,10 @@ export async function prepareTokenForward(
   }
   const fees = await eip1559Fees(ctx.provider, req.priority);
   const need = gasLimit * fees.maxFeePerGas;
-  const have = await ctx.provider.getBalance(source.address, 'pending');
-  const txs: SignedTx[] = [];
-  let sponsorCost = 0n;
-  if (have < need) {
-    const topupValue = need - have;
-    txs.push(
-      await sign(ctx, tank, 'gas-topup', {
-        to: source.address,
-        value: topupValue,
-        gasLimit: ETH_TRANSFER_GAS,
-        ...fees,
-        nonce: await nonceOf(ctx, tank.address),
-      }),
-    );
-    sponsorCost = topupValue + ETH_TRANSFER_GAS * fees.maxFeePerGas;
-  }
-  const forward = await sign(ctx, source, 'forward', { to: contract, value: 0n, data, gasLimit, ...fees, nonce: await nonceOf(ctx, source.address) });
-  txs.push(forward);
-  return { network: ctx.network, ticker: req.deposit.ticker, txs, txidOut: forward.txid, forwarded, networkFee: 0n, sponsorCost, rent: 0n };
+  // Signed now for the record; sent (or signed again at the tank's next nonce) under the tank's lock.
+  const topup = await sign(ctx, tank, 'gas-topup', { to: source.address, value: need, gasLimit: ETH_TRANSFER_GAS, ...fees, nonce: await nonceOf(ctx, tank.address) });
+  const sponsorCost = need + ETH_TRANSFER_GAS * fees.maxFeePerGas;
+  const nonce = await sourceNonce(ctx, source.address, req.nonceFloor);
+  const forward = await sign(ctx, source, 'forward', { to: contract, value: 0n, data, gasLimit, ...fees, nonce });
+  return { network: ctx.network, ticker: req.deposit.ticker, txs: [topup, forward], txidOut: forward.txid, forwarded, networkFee: 0n, sponsorCost, rent: 0n, nonce };
 }

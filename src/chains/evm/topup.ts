@@ -1,38 +1,55 @@
 import { Transaction, type JsonRpcProvider, type Wallet } from 'ethers';
-import type { SignedTx } from '../adapter';
+import type { ForwardPlan } from '../adapter';
+
+export interface TopupIo {
+  provider: JsonRpcProvider;
+  tank: Wallet;
+  send(raw: string, txid: string): Promise<void>;
+  /** The gas tank's lock across processes: its nonce is read and used inside, nowhere else. */
+  lockTank<T>(fn: () => Promise<T>): Promise<T>;
+  /** Stores a plan whose top-up was signed again, before that top-up is sent. */
+  onPlanChange?: (plan: ForwardPlan) => Promise<void>;
+}
 
 /**
- * Sends a plan's gas top-up so that the stored forward can follow, and returns the txid to wait for
- * (undefined: nothing to wait for). Only the forward's bytes are sacred (they move the merchant's
- * money); the top-up is fungible ether from the gas tank. So when a racing plan already used the
- * tank's nonce, the same top-up is signed again at the tank's next nonce instead of failing the
- * payment — and it is skipped when address_in already holds the forward's worst-case gas.
+ * Makes sure a plan's gas top-up is mined or on its way, and returns the txid to wait for (undefined:
+ * nothing to wait for). Only the forward's bytes are sacred (they move the merchant's money); the top-up
+ * is fungible ether from the gas tank. So when the tank's nonce moved on since the plan was signed, the
+ * same top-up is signed again at the tank's current nonce, recorded, and sent, all under the tank's
+ * lock. Ether already at address_in is never taken for this forward's gas: it may be an earlier
+ * forward's, still in the mempool.
  */
-export async function sendTopup(
-  provider: JsonRpcProvider,
-  tank: Wallet,
-  topup: SignedTx,
-  forward: SignedTx,
-  send: (raw: string, txid: string) => Promise<void>,
-): Promise<string | undefined> {
-  if (await provider.getTransactionReceipt(topup.txid)) return topup.txid;
-  const fwd = Transaction.from(forward.raw);
+export async function ensureTopup(io: TopupIo, plan: ForwardPlan): Promise<string | undefined> {
+  const { provider, tank } = io;
+  const at = plan.txs.findIndex((t) => t.role === 'gas-topup');
+  if (at < 0) return undefined;
+  const topup = plan.txs[at];
+  const forward = plan.txs[plan.txs.length - 1];
+  // The forward is only ever sent once its top-up is mined: if the node has it, the gas arrived.
   if (await provider.getTransactionReceipt(forward.txid)) return undefined;
-  const need = fwd.gasLimit * (fwd.maxFeePerGas ?? 0n);
-  if ((await provider.getBalance(fwd.from!, 'latest')) >= need) return undefined;
-  // Already in the mempool: wait for it.
-  if (await provider.getTransaction(topup.txid)) return topup.txid;
-  const stored = Transaction.from(topup.raw);
-  const nonce = await provider.getTransactionCount(tank.address, 'pending');
-  if (nonce <= stored.nonce) {
-    await send(topup.raw, topup.txid);
-    return topup.txid;
-  }
-  const again = stored.clone();
-  again.signature = null;
-  again.nonce = nonce;
-  const raw = await tank.signTransaction(again);
-  const txid = Transaction.from(raw).hash!;
-  await send(raw, txid);
-  return txid;
+  if (await provider.getTransaction(forward.txid)) return undefined;
+  const ids = [topup.txid, ...(plan.replacedTopups ?? [])];
+  for (const id of ids) if ((await provider.getTransactionReceipt(id))?.status === 1) return undefined;
+  for (const id of ids) if (await provider.getTransaction(id)) return id;
+  return io.lockTank(async () => {
+    const stored = Transaction.from(topup.raw);
+    const nonce = await provider.getTransactionCount(tank.address, 'pending');
+    if (nonce === stored.nonce) {
+      await io.send(topup.raw, topup.txid);
+      return topup.txid;
+    }
+    const again = stored.clone();
+    again.signature = null;
+    again.nonce = nonce;
+    const raw = await tank.signTransaction(again);
+    const txid = Transaction.from(raw).hash!;
+    const next: ForwardPlan = {
+      ...plan,
+      txs: plan.txs.map((t, i) => (i === at ? { role: 'gas-topup', raw, txid } : t)),
+      replacedTopups: ids,
+    };
+    await io.onPlanChange?.(next);
+    await io.send(raw, txid);
+    return txid;
+  });
 }

@@ -20,7 +20,7 @@ import type { ChainMode } from '../config';
 import type { HdSeed } from '../keys';
 import { solFeePayerSeed } from '../sponsor';
 import { ACCOUNT_SIZE } from '@solana/spl-token';
-import { LAMPORTS_PER_SIGNATURE, prepareSolForward, prepareSplForward, recentBlockhashOf } from './forward';
+import { LAMPORTS_PER_SIGNATURE, prepareSolForward, prepareSplForward, recentBlockhashOf, sourceOf } from './forward';
 import { depositsOfTx, type BlockTx } from './scan';
 
 export interface SolAdapterOptions {
@@ -132,6 +132,12 @@ export class SolAdapter implements ChainAdapter {
     }
   }
 
+  /**
+   * Landed: confirmed, or failed with its error. Unknown: pending while the blockhash may still land it;
+   * replaceable only when the finalized chain is past the blockhash's last valid height and the
+   * transaction is in neither the status cache nor the source's finalized history (two sources, since
+   * a lagging or lying node also answers "unknown" for a landed transaction).
+   */
   async forwardStatus(plan: ForwardPlan): Promise<ForwardStatus> {
     const { value } = await this.call(() => this.connection.getSignatureStatuses([plan.txidOut], { searchTransactionHistory: true }));
     const s = value[0];
@@ -140,13 +146,17 @@ export class SolAdapter implements ChainAdapter {
       const b = await this.call(() => this.connection.getParsedBlock(s.slot, { maxSupportedTransactionVersion: 0, transactionDetails: 'none', rewards: false }));
       return { status: 'confirmed', blockNumber: BigInt(s.slot), blockHash: b?.blockhash ?? '' };
     }
-    if (!s) {
-      // Bytes whose blockhash expired can never land: permanent, and a fresh plan cannot double-send.
-      const last = plan.txs[plan.txs.length - 1];
-      const valid = await this.call(() => this.connection.isBlockhashValid(recentBlockhashOf(last.raw), { commitment: 'confirmed' }));
-      if (!valid.value) return { status: 'failed', reason: 'blockhash expired before the transaction landed', reprepare: true };
-    }
-    return { status: 'pending' };
+    if (s) return { status: 'pending', known: true };
+    const last = plan.txs[plan.txs.length - 1];
+    const finalized = BigInt(await this.call(() => this.connection.getBlockHeight('finalized')));
+    const expired =
+      plan.lastValidBlockHeight !== undefined
+        ? finalized > BigInt(plan.lastValidBlockHeight)
+        : !(await this.call(() => this.connection.isBlockhashValid(recentBlockhashOf(last.raw), { commitment: 'finalized' }))).value;
+    if (!expired) return { status: 'pending', known: false };
+    const history = await this.call(() => this.connection.getSignaturesForAddress(sourceOf(last.raw), { limit: 1000 }, 'finalized'));
+    if (history.some((h) => h.signature === plan.txidOut)) return { status: 'pending', known: true };
+    return { status: 'replaceable', reason: 'blockhash expired in finalized history before the transaction landed', observedAt: finalized };
   }
 
   async close(): Promise<void> {

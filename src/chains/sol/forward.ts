@@ -42,7 +42,7 @@ export async function prepareSolForward(ctx: SolForwardContext, req: ForwardRequ
     SystemProgram.transfer({ fromPubkey: ctx.source.publicKey, toPubkey: new PublicKey(req.addressOut), lamports: forwarded }),
   );
   const s = sealed(tx, [ctx.source]);
-  return { network: ctx.network, ticker: req.deposit.ticker, txs: [{ role: 'forward', ...s }], txidOut: s.txid, forwarded, networkFee, sponsorCost: 0n, rent: 0n };
+  return { network: ctx.network, ticker: req.deposit.ticker, txs: [{ role: 'forward', ...s }], txidOut: s.txid, forwarded, networkFee, sponsorCost: 0n, rent: 0n, lastValidBlockHeight };
 }
 
 /**
@@ -69,9 +69,18 @@ export async function prepareSplForward(ctx: SolForwardContext, mint: string, re
   tx.add(createTransferCheckedInstruction(ataIn, mintKey, ataOut, ctx.source.publicKey, forwarded, asset.decimals));
   const s = sealed(tx, [ctx.feePayer, ctx.source]);
   const sponsorCost = 2n * LAMPORTS_PER_SIGNATURE + rent;
-  return { network: ctx.network, ticker: req.deposit.ticker, txs: [{ role: 'forward', ...s }], txidOut: s.txid, forwarded, networkFee: 0n, sponsorCost, rent };
+  return {
+    network: ctx.network, ticker: req.deposit.ticker, txs: [{ role: 'forward', ...s }], txidOut: s.txid,
+    forwarded, networkFee: 0n, sponsorCost, rent, lastValidBlockHeight: latest.lastValidBlockHeight,
+  };
 }
 
 export function recentBlockhashOf(raw: string): string {
   return Transaction.from(Buffer.from(raw, 'hex')).recentBlockhash!;
+}
+
+/** The deposit address that signed a forward: the last signer (SOL: the only one; SPL: after the fee payer). */
+export function sourceOf(raw: string): PublicKey {
+  const sigs = Transaction.from(Buffer.from(raw, 'hex')).signatures;
+  return sigs[sigs.length - 1].publicKey;
 }

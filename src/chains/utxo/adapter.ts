@@ -186,11 +186,13 @@ export class UtxoAdapter implements ChainAdapter {
   async forwardStatus(plan: ForwardPlan): Promise<ForwardStatus> {
     try {
       const tx = await this.rpc.call<{ confirmations?: number; blockhash?: string }>('getrawtransaction', [plan.txidOut, true]);
-      if (!tx.blockhash || !tx.confirmations) return { status: 'pending' };
+      if (!tx.blockhash || !tx.confirmations) return { status: 'pending', known: true };
       const header = await this.rpc.call<{ height: number }>('getblockheader', [tx.blockhash, true]);
       return { status: 'confirmed', blockNumber: BigInt(header.height), blockHash: tx.blockhash };
     } catch (e) {
-      if (e instanceof RpcError && e.code === -5) return { status: 'pending' };
+      // Unknown to the node (evicted, or a lagging node): the deposit outpoint it spends is ours alone, so
+      // re-sending the same bytes is the only move, never a new plan.
+      if (e instanceof RpcError && e.code === -5) return { status: 'pending', known: false };
       throw e;
     }
   }

@@ -1,6 +1,6 @@
-import { and, eq, gte, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, gte, inArray, isNotNull, isNull, max, ne, sql } from 'drizzle-orm';
 import type { Db } from '../client';
-import { paymentConfigs, payments } from '../schema';
+import { forwardTxs, paymentConfigs, payments } from '../schema';
 import type { PaymentResult } from '../../domain/lifecycle';
 
 export type PaymentRow = typeof payments.$inferSelect;
@@ -67,24 +67,84 @@ export async function moveResult(db: Db, uuid: string, from: PaymentResult[], to
   return moved.length > 0;
 }
 
-/** Stores the signed forward once; a second caller gets false and must use what is stored. */
-export async function storeForwardOnce(db: Db, uuid: string, raw: string, txidOut: string, feePercent: string): Promise<boolean> {
-  const stored = await db
-    .update(payments)
-    .set({ forwardRaw: raw, txidOut, feePercent, lastUpdate: new Date() })
-    .where(and(eq(payments.uuid, uuid), isNull(payments.forwardRaw)))
-    .returning({ uuid: payments.uuid });
-  return stored.length > 0;
+/** Where a forward spends from, for the ledger of signed forwards (forward_txs). */
+export interface ForwardSource {
+  network: string;
+  source: string;
+  nonce?: number;
 }
 
-/** Clears a stored forward only if it is still the one named (see activities/deposit.ts discardForward). */
+/** Another payment's forward already holds this txid: storing it would book one transfer twice. */
+export class ForwardCollisionError extends Error {
+  constructor(readonly txid: string, readonly holder: string) {
+    super(`forward ${txid} is already the forward of payment ${holder}; not booked twice`);
+    this.name = 'ForwardCollisionError';
+  }
+}
+
+/**
+ * Stores the signed forward once, and records its txid (and nonce) in forward_txs in the same
+ * transaction; a second caller gets false and must use what is stored. A txid held by another payment
+ * is a ForwardCollisionError, before anything is written.
+ */
+export async function storeForwardOnce(db: Db, uuid: string, raw: string, txidOut: string, feePercent: string, src: ForwardSource): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const [held] = await tx.select({ uuid: forwardTxs.paymentUuid }).from(forwardTxs).where(eq(forwardTxs.txid, txidOut));
+    if (held && held.uuid !== uuid) throw new ForwardCollisionError(txidOut, held.uuid);
+    const stored = await tx
+      .update(payments)
+      .set({ forwardRaw: raw, txidOut, feePercent, lastUpdate: new Date() })
+      .where(and(eq(payments.uuid, uuid), isNull(payments.forwardRaw)))
+      .returning({ uuid: payments.uuid });
+    if (stored.length === 0) return false;
+    await tx
+      .insert(forwardTxs)
+      .values({ txid: txidOut, paymentUuid: uuid, network: src.network, source: src.source, nonce: src.nonce === undefined ? null : BigInt(src.nonce) })
+      .onConflictDoNothing({ target: forwardTxs.txid });
+    const [holder] = await tx.select({ uuid: forwardTxs.paymentUuid }).from(forwardTxs).where(eq(forwardTxs.txid, txidOut));
+    if (holder.uuid !== uuid) throw new ForwardCollisionError(txidOut, holder.uuid);
+    return true;
+  });
+}
+
+/** Replaces the stored plan's bytes when only its sponsor part changed (a re-signed gas top-up). */
+export async function restoreForwardPlan(db: Db, uuid: string, txidOut: string, raw: string): Promise<void> {
+  await db.update(payments).set({ forwardRaw: raw, lastUpdate: new Date() }).where(and(eq(payments.uuid, uuid), eq(payments.txidOut, txidOut)));
+}
+
+/** The lowest nonce a new forward from this source may take: one past every forward of it still on record. */
+export async function nonceFloor(db: Db, network: string, source: string): Promise<number> {
+  const [row] = await db
+    .select({ top: max(forwardTxs.nonce) })
+    .from(forwardTxs)
+    .where(and(eq(forwardTxs.network, network), eq(forwardTxs.source, source), isNull(forwardTxs.discardedAt), isNotNull(forwardTxs.nonce)));
+  return row?.top === null || row?.top === undefined ? 0 : Number(row.top) + 1;
+}
+
+/** Our other signed transactions at the same source and nonce: the only rivals that can make a plan moot. */
+export async function rivalForwards(db: Db, network: string, source: string, nonce: number, txid: string): Promise<string[]> {
+  const rows = await db
+    .select({ txid: forwardTxs.txid })
+    .from(forwardTxs)
+    .where(and(eq(forwardTxs.network, network), eq(forwardTxs.source, source), eq(forwardTxs.nonce, BigInt(nonce)), ne(forwardTxs.txid, txid)));
+  return rows.map((r) => r.txid);
+}
+
+/**
+ * Clears a stored forward only if it is still the one named (see activities/deposit.ts), and marks its
+ * txid discarded in forward_txs; the txid stays recorded as this payment's, never anyone else's.
+ */
 export async function discardForwardIf(db: Db, uuid: string, txidOut: string): Promise<boolean> {
-  const cleared = await db
-    .update(payments)
-    .set({ forwardRaw: null, txidOut: null, lastUpdate: new Date() })
-    .where(and(eq(payments.uuid, uuid), eq(payments.txidOut, txidOut), isNull(payments.snapshot)))
-    .returning({ uuid: payments.uuid });
-  return cleared.length > 0;
+  return db.transaction(async (tx) => {
+    const cleared = await tx
+      .update(payments)
+      .set({ forwardRaw: null, txidOut: null, lastUpdate: new Date() })
+      .where(and(eq(payments.uuid, uuid), eq(payments.txidOut, txidOut), isNull(payments.snapshot)))
+      .returning({ uuid: payments.uuid });
+    if (cleared.length === 0) return false;
+    await tx.update(forwardTxs).set({ discardedAt: new Date() }).where(eq(forwardTxs.txid, txidOut));
+    return true;
+  });
 }
 
 /** Stores the confirmed snapshot once; the first one written is the one every delivery sends. */
