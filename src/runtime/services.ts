@@ -43,9 +43,9 @@ export function priceSourceFor(cfg: Config, chains: ChainRuntimeConfig): PriceSo
 }
 
 export function buildServices(cfg: Config, database: Database, env: NodeJS.ProcessEnv = process.env): Services {
-  const seed = HdSeed.loadOrCreate({ mnemonic: cfg.mnemonic, mnemonicFile: cfg.mnemonicFile, dataDir: cfg.dataDir });
   const chains = chainConfigFromEnv(env);
   const prices = priceSourceFor(cfg, chains);
+  const seed = HdSeed.loadOrCreate({ mnemonic: cfg.mnemonic, mnemonicFile: cfg.mnemonicFile, dataDir: cfg.dataDir });
   const adapters = new Map<string, Promise<ChainAdapter>>();
   const adapter = (network: string) => {
     let a = adapters.get(network);
