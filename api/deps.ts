@@ -1,12 +1,13 @@
 import type { ChainRuntimeConfig } from '../src/chains/config';
-import type { HdSeed } from '../src/chains/keys';
+import type { PublicMaterial } from '../src/runtime/public-material';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/client';
 
 /** What the public routes need; built once in src/main.ts. */
 export interface PublicDeps {
   db: Db;
-  seed: HdSeed;
+  /** Deposit addresses from public material only (xpubs, the Solana pool): the API holds no seed. */
+  addresses: Pick<PublicMaterial, 'allocation'>;
   chains: ChainRuntimeConfig;
   config: Config;
   /** The callback signer's current RSA public key (PEM), read live; undefined when none is configured. */

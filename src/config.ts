@@ -56,6 +56,12 @@ const schema = z.object({
     })
     .optional(),
   WATCH_INTERVAL_MS: millis('WATCH_INTERVAL_MS', 100, 600_000).default(2000),
+  ADDRESS_POOL_SIZE: z.coerce
+    .number({ error: 'ADDRESS_POOL_SIZE must be an integer between 1 and 100000' })
+    .int({ error: 'ADDRESS_POOL_SIZE must be an integer between 1 and 100000' })
+    .min(1, { error: 'ADDRESS_POOL_SIZE must be an integer between 1 and 100000' })
+    .max(100_000, { error: 'ADDRESS_POOL_SIZE must be an integer between 1 and 100000' })
+    .default(100),
   DEVNET: envBool('DEVNET').optional(),
   PRICE_SOURCE_URL: z
     .string()
@@ -96,6 +102,8 @@ export type Config = {
   feeDomainOverrides: Record<string, string>;
   /** How often each network's watcher looks for new blocks. */
   watchIntervalMs: number;
+  /** Free pre-derived Solana deposit addresses the worker keeps for the API (no public derivation there). */
+  addressPoolSize: number;
   /** npm start runs local chains (anvil, surfnet, litecoind); default: when no {NETWORK}_RPC_URL is set. */
   devnet: boolean | undefined;
 };
@@ -161,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         }),
     ),
     watchIntervalMs: c.WATCH_INTERVAL_MS,
+    addressPoolSize: c.ADDRESS_POOL_SIZE,
     devnet: c.DEVNET,
   };
 }

@@ -8,7 +8,7 @@ import { openDatabase } from './db/client';
 import { SEARCH_ATTRIBUTE_CLI_TYPES } from './domain/search-attributes';
 import { startMetricsServer } from './observability/metrics';
 import { startApiRuntime } from './runtime/api';
-import { buildServices } from './runtime/services';
+import { apiPart, buildServices } from './runtime/services';
 import { startWorkerRuntime } from './runtime/worker';
 import { resolveTemporalCli } from './temporal/binaries';
 import { startDevServer } from './temporal/devserver';
@@ -77,7 +77,8 @@ async function main(cfg: Config): Promise<void> {
   stops.push(() => services.close());
   const worker = await startWorkerRuntime(services, { address });
   stops.push(() => worker.stop());
-  const api = await startApiRuntime(services);
+  // The same split as in production: the API part sees public material only, never the seed or the key.
+  const api = await startApiRuntime(apiPart(services));
   stops.push(() => api.stop());
   if (cfg.metricsPort !== undefined) {
     const metrics = await startMetricsServer(cfg.host, cfg.metricsPort);

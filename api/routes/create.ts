@@ -1,8 +1,10 @@
 import express, { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { canonicalAddress, deriveAddressIn, validateAddress } from '../../src/chains/addresses';
+import { canonicalAddress, validateAddress } from '../../src/chains/addresses';
 import { acceptTicker, createOrGetConfig, isDepositAddress } from '../../src/db/queries/configs';
+import { AddressPoolEmptyError } from '../../src/db/queries/public-material';
+import { addressPoolEmpty } from '../../src/observability/metrics';
 import { tickerFromPath, PRIORITIES, type Priority } from '../../src/domain/assets';
 import { GatewayError, type FieldErrors } from '../../src/domain/errors';
 import { formatUnits } from '../../src/domain/money';
@@ -108,6 +110,7 @@ async function create(deps: PublicDeps, ticker: string, req: Request) {
   const p = await validate(deps, readParams(req), v);
   const family = v.network.addressFamily;
   const mode = v.runtime!.mode;
+  const allocation = await deps.addresses.allocation(v.network.id, mode);
   const { config } = await createOrGetConfig(
     deps.db,
     {
@@ -123,8 +126,15 @@ async function create(deps: PublicDeps, ticker: string, req: Request) {
       priority: p.priority ?? 'default',
       minimumTransactionBase: minimumOrFloor(v),
     },
-    (index) => deriveAddressIn(deps.seed, v.network.id, mode, index),
-  );
+    allocation,
+  ).catch((e: unknown) => {
+    // A dry pool is the gateway's problem, not the merchant's: 1501 at once, counted; nothing waits.
+    if (e instanceof AddressPoolEmptyError) {
+      addressPoolEmpty.inc({ network: e.network });
+      throw new GatewayError(1501);
+    }
+    throw e;
+  });
   if (config.family !== family) {
     throw new GatewayError(1202, `This callback URL already belongs to the ${config.family} address family. Use a new callback URL.`);
   }

@@ -43,6 +43,11 @@ export class HdSeed {
     return bip32.fromSeed(this.seed).derivePath(derivation);
   }
 
+  /** The extended public key (xpub) of a BIP32 account node: public material only, never a private key. */
+  accountXpub(path: string): string {
+    return bip32.fromSeed(this.seed).derivePath(path).neutered().toBase58();
+  }
+
   /** ed25519 32-byte private seed at a SLIP-10 path (all segments hardened), for Solana. */
   ed25519(derivation: string): Uint8Array {
     return new Uint8Array(derivePath(derivation, this.seed.toString('hex')).key);
@@ -60,11 +65,20 @@ export class HdSeed {
  * - SLIP-10 ed25519 for Solana, the path wallets use: m/44'/501'/i'/0'
  */
 export function derivationPath(networkId: string, index: number | bigint): string {
-  const net = NETWORKS[networkId];
-  if (!net) throw new Error(`unknown network ${networkId}`);
   const i = BigInt(index);
   if (i < 0n || i >= 2n ** 31n) throw new RangeError(`derivation index out of range: ${i}`);
-  if (net.family === 'sol') return `m/44'/501'/${i}'/0'`;
+  if (NETWORKS[networkId]?.family === 'sol') return `m/44'/501'/${i}'/0'`;
+  return `${accountPath(networkId)}/0/${i}`;
+}
+
+/**
+ * The hardened account node above every address_in of a BIP32 network (m/84'/coin'/0' or m/44'/coin'/0');
+ * its xpub derives them all (…/0/i is unhardened). Solana's SLIP-10 path is hardened throughout: none.
+ */
+export function accountPath(networkId: string): string {
+  const net = NETWORKS[networkId];
+  if (!net) throw new Error(`unknown network ${networkId}`);
+  if (net.family === 'sol') throw new Error('Solana addresses have no public derivation (SLIP-10 is hardened)');
   const purpose = networkId === 'bitcoin' || networkId === 'litecoin' ? 84 : 44;
-  return `m/${purpose}'/${net.coinType}'/0'/0/${i}`;
+  return `m/${purpose}'/${net.coinType}'/0'`;
 }

@@ -178,3 +178,32 @@ export const configTickers = pgTable(
   },
   (t) => [uniqueIndex('config_tickers_config_ticker_uq').on(t.configId, t.ticker)],
 );
+
+/**
+ * Public material the worker publishes for the API, which holds no secret (DESIGN 9): the account xpubs
+ * (`xpubs`, JSON) and the callback signer's public key (`callback-public-key`, PEM), each with its time.
+ */
+export const publicMaterial = pgTable('public_material', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+/**
+ * Pre-derived deposit addresses of networks without public derivation (Solana): the worker adds them,
+ * advancing the family's derivation counter; a create takes one atomically inside its transaction.
+ */
+export const addressPool = pgTable(
+  'address_pool',
+  {
+    network: text('network').notNull(),
+    derivationIndex: bigint('derivation_index', { mode: 'bigint' }).notNull(),
+    address: text('address').notNull(),
+    takenAt: timestamp('taken_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('address_pool_network_index_uq').on(t.network, t.derivationIndex),
+    index('address_pool_free_idx').on(t.network, t.derivationIndex).where(sql`${t.takenAt} IS NULL`),
+  ],
+);

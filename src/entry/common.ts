@@ -1,8 +1,7 @@
 import { loadConfig, ConfigError, type Config } from '../config';
-import { openPostgres } from '../db/client';
+import { openPostgres, type Database } from '../db/client';
 import { logger } from '../observability/logger';
 import { startMetricsServer } from '../observability/metrics';
-import { buildServices, type Services } from '../runtime/services';
 
 /** The configuration, or exit 2 with the one-line message naming the variable and the rule. */
 export function configOrExit(): Config {
@@ -48,9 +47,10 @@ export function onShutdown(stops: Array<() => Promise<void>>): void {
  * The frame of a production process: config (PostgreSQL and Temporal required), shutdown on signals,
  * database, shared services, /metrics on METRICS_PORT; `start` adds the role's own parts.
  */
-export function runProcess(
+export function runProcess<S>(
   role: string,
-  start: (services: Services, stops: Array<() => Promise<void>>) => Promise<Record<string, unknown>>,
+  build: (cfg: Config, database: Database) => S & { close?: () => Promise<void> },
+  start: (services: S, stops: Array<() => Promise<void>>) => Promise<Record<string, unknown>>,
 ): void {
   const main = async () => {
     const cfg = productionConfig(role);
@@ -58,8 +58,8 @@ export function runProcess(
     onShutdown(stops);
     const database = await openPostgres(cfg.databaseUrl!);
     stops.push(() => database.close());
-    const services = buildServices(cfg, database);
-    stops.push(() => services.close());
+    const services = build(cfg, database);
+    if (services.close) stops.push(services.close);
     const ready = await start(services, stops);
     if (cfg.metricsPort !== undefined) {
       const metrics = await startMetricsServer(cfg.host, cfg.metricsPort);

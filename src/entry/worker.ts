@@ -1,12 +1,13 @@
 // Worker-only process (compose service gateway-worker): Temporal worker and per-network watchers.
 // Several may run at once on the same task queue: deposit workflows are unique by ID and forwards
 // are serialised by a PostgreSQL advisory lock.
+import { buildServices } from '../runtime/services';
 import { startWorkerRuntime } from '../runtime/worker';
 import { installQuietRuntime } from '../temporal/worker';
 import { runProcess } from './common';
 
 installQuietRuntime();
-runProcess('worker', async (services, stops) => {
+runProcess('worker', (cfg, database) => buildServices(cfg, database), async (services, stops) => {
   const worker = await startWorkerRuntime(services, {
     address: services.cfg.temporalAddress!,
     depositPollInterval: process.env.DEPOSIT_POLL_INTERVAL || undefined,

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** One registry per process; the API and the worker each expose theirs on the admin port. */
 export const registry = new Registry();
@@ -24,6 +24,20 @@ export const depositsObserved = new Counter({
   name: 'gateway_deposits_observed_total',
   help: 'Deposits observed by the watchers, by ticker',
   labelNames: ['ticker'] as const,
+  registers: [registry],
+});
+
+export const addressPoolEmpty = new Counter({
+  name: 'gateway_address_pool_empty_total',
+  help: 'Creates refused because no pre-derived deposit address was free, by network',
+  labelNames: ['network'] as const,
+  registers: [registry],
+});
+
+export const addressPoolFree = new Gauge({
+  name: 'gateway_address_pool_free',
+  help: 'Free pre-derived deposit addresses after the last refill, by network',
+  labelNames: ['network'] as const,
   registers: [registry],
 });
 

@@ -5,7 +5,7 @@ import { createApp } from '../../api/app';
 import { publicRoutes } from '../../api/routes';
 import { logger } from '../observability/logger';
 import { httpMetrics } from '../observability/metrics';
-import type { Services } from './services';
+import type { ApiServices } from './services';
 
 export interface ApiRuntime {
   url: string;
@@ -14,7 +14,7 @@ export interface ApiRuntime {
 }
 
 /** The public API process part: Express on HOST:PORT, graceful close (in-flight requests finish). */
-export async function startApiRuntime(services: Services, opts: { port?: number } = {}): Promise<ApiRuntime> {
+export async function startApiRuntime(services: ApiServices, opts: { port?: number } = {}): Promise<ApiRuntime> {
   const { cfg } = services;
   // One structured line per request with its request ID (X-Request-Id, echoed back); no bodies, no query
   // strings (a callback URL is the merchant's identity, not something to spread through logs).
@@ -35,10 +35,10 @@ export async function startApiRuntime(services: Services, opts: { port?: number 
     before: [requestLog, httpMetrics()],
     routes: publicRoutes({
       db: services.database.db,
-      seed: services.seed,
+      addresses: services.material,
       chains: services.chains,
       config: cfg,
-      getPublicKeyPem: () => services.signer.publicKeyPem(),
+      getPublicKeyPem: () => services.material.publicKeyPem(),
     }),
     log: (msg, err) => logger.error({ err: err instanceof Error ? err.message : String(err) }, msg),
   });

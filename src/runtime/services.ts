@@ -8,14 +8,23 @@ import { ConfigError, type Config } from '../config';
 import type { Database } from '../db/client';
 import type { FeePolicy } from '../domain/fees';
 import { STANDARD_TIERS } from '../domain/pricing';
+import { publicMaterialFrom, type PublicMaterial } from './public-material';
 import { DEVNET_PRICES, FixedPriceSource, HttpPriceSource, NoPriceSource, type PriceSource } from '../prices/source';
 
-/** Everything the API and the worker share, built once per process from the configuration. */
-export interface Services {
+/**
+ * What the internet-facing API has: configuration, database, chains and public material. No seed, no
+ * signing key (DESIGN 9): deposit addresses come from published xpubs and the Solana pool.
+ */
+export interface ApiServices {
   cfg: Config;
   database: Database;
-  seed: HdSeed;
   chains: ChainRuntimeConfig;
+  material: PublicMaterial;
+}
+
+/** Everything the worker has, built once per process from the configuration: the API's part and the secrets. */
+export interface Services extends ApiServices {
+  seed: HdSeed;
   signer: Signer;
   prices: PriceSource;
   feePolicy: FeePolicy;
@@ -42,6 +51,32 @@ export function priceSourceFor(cfg: Config, chains: ChainRuntimeConfig): PriceSo
   );
 }
 
+/** The API process refuses every secret: the seed and the signing key belong to the worker. */
+export function refuseSecrets(cfg: Config): void {
+  const given = [
+    ['GATEWAY_MNEMONIC', cfg.mnemonic],
+    ['GATEWAY_MNEMONIC_FILE', cfg.mnemonicFile],
+    ['SIGNING_KEY_PEM', cfg.signingKeyPem],
+    ['SIGNING_KEY_FILE', cfg.signingKeyFile],
+  ].filter(([, v]) => v !== undefined);
+  if (given.length > 0) {
+    throw new ConfigError(
+      `invalid configuration: the API process holds no secret; unset ${given.map(([k]) => k).join(', ')} (the seed and the signing key belong to the worker)`,
+    );
+  }
+}
+
+export function buildApiServices(cfg: Config, database: Database, env: NodeJS.ProcessEnv = process.env): ApiServices {
+  refuseSecrets(cfg);
+  return { cfg, database, chains: chainConfigFromEnv(env), material: publicMaterialFrom(database.db) };
+}
+
+/** The API's part of a process that also runs the worker (the embedded default, tests): no secret in it. */
+export function apiPart(services: ApiServices): ApiServices {
+  const { cfg, database, chains, material } = services;
+  return { cfg, database, chains, material };
+}
+
 export function buildServices(cfg: Config, database: Database, env: NodeJS.ProcessEnv = process.env): Services {
   const chains = chainConfigFromEnv(env);
   const prices = priceSourceFor(cfg, chains);
@@ -64,6 +99,7 @@ export function buildServices(cfg: Config, database: Database, env: NodeJS.Proce
     database,
     seed,
     chains,
+    material: publicMaterialFrom(database.db),
     signer: loadSigner(cfg),
     prices,
     feePolicy: { domainOverrides: cfg.feeDomainOverrides, tiers: [...STANDARD_TIERS] },

@@ -7,6 +7,7 @@ import { sponsorAddresses } from '../chains/sponsor';
 import { scanOnce, type MatchedDeposit } from '../chains/watcher';
 import { logger } from '../observability/logger';
 import { createWorker } from '../temporal/worker';
+import { startPublisher } from './public-material';
 import type { Services } from './services';
 
 export interface WorkerRuntime {
@@ -61,6 +62,19 @@ export async function startWorkerRuntime(
   opts: { address: string; watch?: boolean; depositPollInterval?: string },
 ): Promise<WorkerRuntime> {
   const { cfg, database } = services;
+  // Public material for the API (xpubs, the callback public key, the Solana address pool), kept fresh.
+  const publisher = await startPublisher(
+    {
+      db: database.db,
+      seed: services.seed,
+      chains: services.chains,
+      publicKeyPem: () => services.signer.publicKeyPem(),
+      poolSize: cfg.addressPoolSize,
+      withLock: database.withLock,
+    },
+    10_000,
+    (e) => logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'publishing public material failed; retrying'),
+  );
   const activities = createActivities({
     db: database.db,
     config: cfg,
@@ -120,6 +134,7 @@ export async function startWorkerRuntime(
     worker,
     async stop() {
       stopping = true;
+      await publisher.stop();
       for (const w of wakers) w();
       await Promise.all(loops);
       // In-flight activities finish or are handed back to Temporal (their heartbeat/timeout) before exit.

@@ -7,6 +7,7 @@ import type { ChainMode, ChainRuntimeConfig } from '../../src/chains/config';
 import { deriveAddressIn } from '../../src/chains/addresses';
 import { HdSeed } from '../../src/chains/keys';
 import { loadConfig } from '../../src/config';
+import { publicMaterialFrom, publishPublicMaterial } from '../../src/runtime/public-material';
 import { NETWORKS } from '../../src/domain/assets';
 import { createTestDatabase } from '../helpers/db';
 
@@ -21,13 +22,18 @@ export function allChains(mode: ChainMode = 'mainnet', only?: string[]): ChainRu
 
 export type TestApi = Awaited<ReturnType<typeof startApi>>;
 
-/** A real database and the real app on a random port; `deps` can be changed between requests. */
+/**
+ * A real database and the real app on a random port; `deps` can be changed between requests. The test
+ * plays the worker's part first: it publishes the xpubs of TEST_MNEMONIC and fills the Solana pool.
+ */
 export async function startApi(over: Partial<Omit<PublicDeps, 'db'>> = {}) {
   const database = await createTestDatabase();
+  const chains = over.chains ?? allChains();
+  await publishPublicMaterial({ db: database.db, seed: HdSeed.fromMnemonic(TEST_MNEMONIC), chains: allChains(), poolSize: 60 });
   const deps: PublicDeps = {
     db: database.db,
-    seed: HdSeed.fromMnemonic(TEST_MNEMONIC),
-    chains: allChains(),
+    addresses: publicMaterialFrom(database.db),
+    chains,
     config: loadConfig({}),
     getPublicKeyPem: async () => undefined,
     ...over,

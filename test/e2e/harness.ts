@@ -16,7 +16,8 @@ import { ASSETS } from '../../src/domain/assets';
 import { parseUnits } from '../../src/domain/money';
 import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../src/domain/search-attributes';
 import { startApiRuntime, type ApiRuntime } from '../../src/runtime/api';
-import { buildServices, type Services } from '../../src/runtime/services';
+import { publishPublicMaterial } from '../../src/runtime/public-material';
+import { apiPart, buildServices, type Services } from '../../src/runtime/services';
 import { startWorkerRuntime, type WorkerRuntime } from '../../src/runtime/worker';
 import { resolveTemporalCli } from '../../src/temporal/binaries';
 import type { PriceSource } from '../../src/prices/source';
@@ -69,7 +70,9 @@ export async function startGateway(opts: { worker?: boolean; prices?: PriceSourc
       worker = await startWorkerRuntime(services, { address: temporal.address, depositPollInterval: '1 second' });
       stops.push(() => worker!.stop());
     }
-    const api: ApiRuntime = await startApiRuntime(services, { port: 0 });
+    // Without a worker here, the test publishes the public material the API derives addresses from.
+    if (!worker) await publishPublicMaterial({ db: database.db, seed, chains: services.chains, publicKeyPem: () => services.signer.publicKeyPem(), poolSize: 20 });
+    const api: ApiRuntime = await startApiRuntime(apiPart(services), { port: 0 });
     stops.push(() => api.stop());
 
     const publicKey = (await services.signer.publicKeyPem())!;

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config';
 import { chainConfigFromEnv } from '../../src/chains/config';
+import { refuseSecrets } from '../../src/runtime/services';
 import { SEARCH_ATTRIBUTES } from '../../src/domain/search-attributes';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowsEntry } from '../../src/temporal/worker';
@@ -102,18 +103,25 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('holds no secret: passwords from the environment, seed and signing key from files', () => {
+  it('holds no secret: passwords from the environment, seed and signing key from files mounted into the worker only', () => {
     const text = fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
     expect(text).not.toMatch(/BEGIN [A-Z ]*PRIVATE KEY|(\b[a-z]+\b ){11}\b[a-z]+\b/);
     for (const [k, v] of Object.entries(services.postgres.environment!)) if (/PASSWORD/.test(k)) expect(v).toMatch(/^\$\{/);
+    const worker = services['gateway-worker'].environment!;
+    expect(worker.SIGNING_KEY_FILE).toMatch(/^\/run\/secrets\//);
+    expect(worker.GATEWAY_MNEMONIC_FILE).toMatch(/^\/run\/secrets\//);
+    expect(services['gateway-worker'].secrets!.sort()).toEqual(['hd_mnemonic', 'signing_key']);
     for (const g of gateway) {
       const env = services[g].environment!;
-      expect(env.SIGNING_KEY_FILE).toMatch(/^\/run\/secrets\//);
-      expect(env.GATEWAY_MNEMONIC_FILE).toMatch(/^\/run\/secrets\//);
       expect(env).not.toHaveProperty('GATEWAY_MNEMONIC');
       expect(env).not.toHaveProperty('SIGNING_KEY_PEM');
-      expect(services[g].secrets!.sort()).toEqual(['hd_mnemonic', 'signing_key']);
     }
+    // The internet-facing API: no secret mounted, no variable naming one, no volume where one could lie.
+    const api = services['gateway-api'];
+    expect(api.secrets ?? []).toEqual([]);
+    expect(api.volumes ?? []).toEqual([]);
+    for (const k of ['SIGNING_KEY_FILE', 'GATEWAY_MNEMONIC_FILE', 'GATEWAY_MNEMONIC', 'SIGNING_KEY_PEM']) expect(api.environment).not.toHaveProperty(k);
+    expect(() => refuseSecrets(loadConfig(Object.fromEntries(Object.entries(api.environment!).map(([k, v]) => [k, substitute(String(v))]))))).not.toThrow();
     expect(Object.values(compose.secrets).every((s) => s.file.startsWith('./secrets/'))).toBe(true);
   });
 });

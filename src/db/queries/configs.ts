@@ -1,5 +1,6 @@
 import { asc, eq, inArray, and, sql } from 'drizzle-orm';
 import type { Db } from '../client';
+import type { Tx } from './public-material';
 import { configTickers, deliveryAttempts, derivationCounters, paymentConfigs, payments } from '../schema';
 
 export type PaymentConfigRow = typeof paymentConfigs.$inferSelect;
@@ -47,25 +48,33 @@ class AlreadyExists extends Error {}
 export async function createOrGetConfig(
   db: Db,
   input: NewPaymentConfig,
-  deriveAddressIn: (index: bigint) => string,
+  deriveAddressIn: ((index: bigint) => string) | { allocate: (tx: Tx) => Promise<{ index: bigint; address: string }> },
 ): Promise<{ config: PaymentConfigRow; created: boolean }> {
   const existing = await findConfigByCallback(db, input.callbackUrl);
   if (existing) return { config: existing, created: false };
   try {
     const config = await db.transaction(async (tx) => {
-      const [counter] = await tx
-        .insert(derivationCounters)
-        .values({ family: input.family, nextIndex: 1n })
-        .onConflictDoUpdate({ target: derivationCounters.family, set: { nextIndex: sql`${derivationCounters.nextIndex} + 1` } })
-        .returning({ nextIndex: derivationCounters.nextIndex });
-      const index = counter.nextIndex - 1n;
+      let index: bigint;
+      let addressIn: string;
+      if (typeof deriveAddressIn === 'function') {
+        const [counter] = await tx
+          .insert(derivationCounters)
+          .values({ family: input.family, nextIndex: 1n })
+          .onConflictDoUpdate({ target: derivationCounters.family, set: { nextIndex: sql`${derivationCounters.nextIndex} + 1` } })
+          .returning({ nextIndex: derivationCounters.nextIndex });
+        index = counter.nextIndex - 1n;
+        addressIn = deriveAddressIn(index);
+      } else {
+        // A pre-derived address (no public derivation): taken in this transaction, given back on rollback.
+        ({ index, address: addressIn } = await deriveAddressIn.allocate(tx));
+      }
       const [row] = await tx
         .insert(paymentConfigs)
         .values({
           callbackUrl: input.callbackUrl,
           ticker: input.ticker,
           family: input.family,
-          addressIn: deriveAddressIn(index),
+          addressIn,
           addressOut: input.addressOut,
           derivationIndex: index,
           notifyPending: input.notifyPending,

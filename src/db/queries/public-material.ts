@@ -1,0 +1,75 @@
+import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
+import type { Db } from '../client';
+import { addressPool, derivationCounters, publicMaterial } from '../schema';
+
+/** A transaction handle, as drizzle passes it to db.transaction's callback. */
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+
+export const XPUBS_KEY = 'xpubs';
+export const CALLBACK_PUBLIC_KEY = 'callback-public-key';
+
+/** Writes one piece of public material (worker side); a value unchanged keeps its time. */
+export async function publish(db: Db, key: string, value: string): Promise<void> {
+  await db
+    .insert(publicMaterial)
+    .values({ key, value })
+    .onConflictDoUpdate({ target: publicMaterial.key, set: { value, updatedAt: sql`now()` }, setWhere: sql`${publicMaterial.value} <> ${value}` });
+}
+
+export async function readPublished(db: Db, key: string): Promise<string | undefined> {
+  const [row] = await db.select({ value: publicMaterial.value }).from(publicMaterial).where(eq(publicMaterial.key, key));
+  return row?.value;
+}
+
+/** Free pool addresses of a network. */
+export async function poolFree(db: Db, network: string): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(addressPool).where(and(eq(addressPool.network, network), isNull(addressPool.takenAt)));
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Adds `n` addresses to a network's pool: the family's derivation counter advances by n in the same
+ * transaction (so a pool index is never also handed out by the counter), each index derived by `derive`.
+ */
+export async function addToPool(db: Db, network: string, family: string, n: number, derive: (index: bigint) => string): Promise<void> {
+  if (n <= 0) return;
+  await db.transaction(async (tx) => {
+    const [counter] = await tx
+      .insert(derivationCounters)
+      .values({ family, nextIndex: BigInt(n) })
+      .onConflictDoUpdate({ target: derivationCounters.family, set: { nextIndex: sql`${derivationCounters.nextIndex} + ${n}` } })
+      .returning({ nextIndex: derivationCounters.nextIndex });
+    const first = counter.nextIndex - BigInt(n);
+    const rows = Array.from({ length: n }, (_, k) => ({ network, derivationIndex: first + BigInt(k), address: derive(first + BigInt(k)) }));
+    await tx.insert(addressPool).values(rows);
+  });
+}
+
+/** Raised when a network's pool is dry: the create answers 1501 and a metric counts it; nothing waits. */
+export class AddressPoolEmptyError extends Error {
+  constructor(readonly network: string) {
+    super(`no pre-derived ${network} deposit address is free; the worker refills the pool`);
+    this.name = 'AddressPoolEmptyError';
+  }
+}
+
+/**
+ * Takes the lowest free pool address inside the caller's transaction (SKIP LOCKED: concurrent creates
+ * never wait on each other); a rollback gives it back.
+ */
+export async function takeFromPool(tx: Tx, network: string): Promise<{ index: bigint; address: string }> {
+  const free = tx
+    .select({ index: addressPool.derivationIndex })
+    .from(addressPool)
+    .where(and(eq(addressPool.network, network), isNull(addressPool.takenAt)))
+    .orderBy(asc(addressPool.derivationIndex))
+    .limit(1)
+    .for('update', { skipLocked: true });
+  const [row] = await tx
+    .update(addressPool)
+    .set({ takenAt: sql`now()` })
+    .where(and(eq(addressPool.network, network), sql`${addressPool.derivationIndex} = (${free})`))
+    .returning({ index: addressPool.derivationIndex, address: addressPool.address });
+  if (!row) throw new AddressPoolEmptyError(network);
+  return row;
+}

@@ -1,0 +1,94 @@
+import * as bip39 from 'bip39';
+import { sql } from 'drizzle-orm';
+import { BIP32Factory } from 'bip32';
+import * as ecc from 'tiny-secp256k1';
+import { deriveAddressIn } from '../../src/chains/addresses';
+import type { ChainMode } from '../../src/chains/config';
+import { HdSeed } from '../../src/chains/keys';
+import { exportPublicKeys, watchOnlyAddressIn } from '../../src/chains/watch-only';
+import { NETWORKS } from '../../src/domain/assets';
+import { registry } from '../../src/observability/metrics';
+import { TEST_MNEMONIC, allChains, callCreate, merchantAddress, queryRows, startApi, type TestApi } from '../api/helpers';
+
+/**
+ * The API derives deposit addresses from public material only (DESIGN 9): for every BIP32 network the
+ * address from the account xpub is the one the worker derives from the seed to sign the forward; Solana
+ * addresses come from the worker's pool, taken atomically; a dry pool is a 1501, counted, never a wait.
+ */
+const bip32 = BIP32Factory(ecc);
+const seed = HdSeed.fromMnemonic(bip39.generateMnemonic(256));
+const keys = exportPublicKeys(seed);
+const bip32Networks = Object.keys(NETWORKS).filter((n) => NETWORKS[n].family !== 'sol');
+
+/** Deterministic spread over the whole index range, ends included. */
+function indices(n: number): bigint[] {
+  const out = [0n, 1n, 2n ** 31n - 1n];
+  let x = 0x9e3779b9n;
+  while (out.length < n) {
+    x = (x * 6364136223846793005n + 1442695040888963407n) % 2n ** 64n;
+    out.push(x % 2n ** 31n);
+  }
+  return out;
+}
+
+describe('watch-only derivation', () => {
+  it('publishes extended public keys only', () => {
+    expect(Object.keys(keys.xpubs).sort()).toEqual(bip32Networks.sort());
+    for (const xpub of Object.values(keys.xpubs)) {
+      expect(xpub).toMatch(/^xpub/);
+      expect(bip32.fromBase58(xpub).isNeutered()).toBe(true);
+    }
+    expect(JSON.stringify(keys)).not.toMatch(/xprv|tprv/);
+  });
+
+  it.each(bip32Networks.flatMap((n) => (['mainnet', 'testnet', 'regtest'] as ChainMode[]).map((m) => [n, m] as const)))(
+    '%s %s: the API\'s address equals the worker\'s at 150 indices',
+    (network, mode) => {
+      for (const i of indices(150)) expect(watchOnlyAddressIn(keys, network, mode, i)).toBe(deriveAddressIn(seed, network, mode, i));
+    },
+  );
+});
+
+describe('the Solana address pool', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startApi({ chains: allChains('mainnet', ['solana']) });
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  it('hands out each pooled address once under concurrent creates, each the worker\'s address at its index', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 25 }, (_, k) =>
+        callCreate(api, '/api/sol/create', 'POST JSON', { callback_url: `https://shop.example/pool?k=${k}`, address_out: merchantAddress('solana') }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(25).fill(200));
+    const addresses = results.map((r) => r.body.address_in as string);
+    expect(new Set(addresses).size).toBe(25);
+    const rows = await queryRows<{ address_in: string; derivation_index: string }>(
+      api.db,
+      sql`SELECT address_in, derivation_index FROM payment_configs WHERE ticker = 'sol'`,
+    );
+    expect(rows).toHaveLength(25);
+    const testSeed = HdSeed.fromMnemonic(TEST_MNEMONIC);
+    for (const r of rows) expect(r.address_in).toBe(deriveAddressIn(testSeed, 'solana', 'mainnet', BigInt(r.derivation_index)));
+  });
+
+  it('a dry pool answers 1501 at once and raises the metric', async () => {
+    await api.db.execute(sql`UPDATE address_pool SET taken_at = now() WHERE taken_at IS NULL`);
+    const before = (await registry.getSingleMetric('gateway_address_pool_empty_total')!.get()).values.reduce((a, v) => a + v.value, 0);
+    const t = Date.now();
+    const r = await callCreate(api, '/api/sol/create', 'POST JSON', { callback_url: 'https://shop.example/pool?dry=1', address_out: merchantAddress('solana') });
+    expect(Date.now() - t).toBeLessThan(5_000);
+    expect(r.status).toBe(500);
+    expect(r.body).toMatchObject({ status: 'error', code: 1501, error: 'INTERNAL_GATEWAY_ERROR' });
+    const after = (await registry.getSingleMetric('gateway_address_pool_empty_total')!.get()).values.reduce((a, v) => a + v.value, 0);
+    expect(after).toBe(before + 1);
+    // Nothing of the refused create stays behind: the same callback works once the pool has room again.
+    await api.db.execute(sql`UPDATE address_pool SET taken_at = NULL WHERE derivation_index = (SELECT max(derivation_index) FROM address_pool)`);
+    const again = await callCreate(api, '/api/sol/create', 'POST JSON', { callback_url: 'https://shop.example/pool?dry=1', address_out: merchantAddress('solana') });
+    expect(again.status).toBe(200);
+  });
+});
