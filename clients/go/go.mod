@@ -1,3 +1,3 @@
 module gatewaycallback
 
-go 1.21
+go 1.19

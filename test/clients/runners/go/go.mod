@@ -1,6 +1,6 @@
 module fixturerunner
 
-go 1.21
+go 1.19
 
 require gatewaycallback v0.0.0
 
