@@ -126,6 +126,12 @@ final class GatewayCallback
         return self::verify($method, $target, $headers, $rawBody, $fresh, $now, $host);
     }
 
+    /** The key in use (after a refetch, the fresh one): store it to skip the fetch in the next PHP request. */
+    public function publicKeyPem(): ?string
+    {
+        return $this->publicKeyPem;
+    }
+
     /** Plain PHP: method, target, Host and headers from $_SERVER, the body from php://input. */
     public function verifyGlobals(?string $rawBody = null): VerifyResult
     {

@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import net from 'node:net';
 
 /**
  * The language runtimes the client verifiers are tested with. A missing one fails the test with the
@@ -39,6 +39,72 @@ export function run(cmd: string, args: string[], opts: { cwd?: string; env?: Nod
     execFile(cmd, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, timeout: 240_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
       if (err) reject(new Error(`${cmd} ${args.join(' ')} failed: ${err.message}\n${stderr}`));
       else resolve(stdout);
+    });
+  });
+}
+
+export interface Child {
+  port: number;
+  stop: () => Promise<void>;
+}
+
+/**
+ * Starts a receiver process. With `port` given it waits until that port accepts connections; otherwise
+ * the process prints its port as the first line of stdout. Bounded: 60 s to come up.
+ */
+export function startChild(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; port?: number } = {}): Promise<Child> {
+  const child = spawn(cmd, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  return new Promise<Child>((resolve, reject) => {
+    let settled = false;
+    const fail = (why: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      void stop().then(() => reject(new Error(`${cmd} ${args.join(' ')}: ${why}\n${stderr}`)));
+    };
+    const timer = setTimeout(() => fail('did not come up within 60 s'), 60_000);
+    child.once('exit', (code) => fail(`exited with ${code}`));
+    const ready = (port: number) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.removeAllListeners('exit');
+      resolve({ port, stop });
+    };
+    if (opts.port !== undefined) {
+      const port = opts.port;
+      const probe = () => {
+        const s = net.connect(port, '127.0.0.1');
+        s.once('connect', () => (s.destroy(), ready(port)));
+        s.once('error', () => settled || setTimeout(probe, 100));
+      };
+      probe();
+    } else {
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+        const line = /^(\d+)\n/.exec(out);
+        if (line) ready(Number(line[1]));
+      });
+    }
+  });
+}
+
+/** A port that was free a moment ago (for servers that cannot pick their own, like `php -S`). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
     });
   });
 }
