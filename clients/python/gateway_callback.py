@@ -45,7 +45,8 @@ def hostname_of(host_header: str) -> str:
     """Host header value -> lowercase hostname without port; an IPv6 literal keeps its brackets."""
     h = host_header.strip().lower()
     if h.startswith("["):
-        return h[: h.index("]") + 1]
+        end = h.find("]")
+        return h[: end + 1] if end >= 0 else h
     return h.rsplit(":", 1)[0] if ":" in h else h
 
 

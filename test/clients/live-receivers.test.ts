@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { deliver, MERCHANT_PATH, newKeyPem, newSigner, PLAN } from './helpers/capture';
 import { startKeyServer } from './helpers/key-server';
-import { freePort, requireRuntime, run, startChild, type Child } from './helpers/runtimes';
+import { freePort, GO_BUILD_TIMEOUT_MS, goBuild, requireRuntime, startChild, type Child } from './helpers/runtimes';
 
 /**
  * The README snippets as real receivers: PHP under `php -S`, Python on the standard WSGI server, Go on
@@ -62,6 +62,6 @@ it('Go: the net/http snippet', async () => {
   const go = requireRuntime('go');
   const bin = path.join(dir, 'go-receiver');
   // Built first and run directly, so that stopping the receiver stops the server itself.
-  await run(go, ['build', '-o', bin, '.'], { cwd: path.join(RUNNERS, 'go-receiver'), env: { GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod', GOPROXY: 'off', GOWORK: 'off' } });
+  await goBuild(go, path.join(RUNNERS, 'go-receiver'), bin);
   await expectReceiver('go', await startChild(bin, [keyServer.gatewayUrl('right', 'go-live')]));
-});
+}, GO_BUILD_TIMEOUT_MS + 60_000);

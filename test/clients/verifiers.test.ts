@@ -6,7 +6,7 @@ import { CallbackVerifier, verifyCallback as clientVerify } from '../../clients/
 import { captureCallbacks, newKeyPem, publicOf, type Captured } from './helpers/capture';
 import { refetchCases, signatureCases, writeCases, type FixtureCase } from './helpers/fixtures';
 import { startKeyServer } from './helpers/key-server';
-import { requireRuntime, run } from './helpers/runtimes';
+import { GO_BUILD_TIMEOUT_MS, goBuild, requireRuntime, run } from './helpers/runtimes';
 
 /**
  * The merchant kit's verifiers (clients/) against real callbacks: captured from the gateway's own signer and
@@ -107,8 +107,13 @@ it('PHP (clients/php, openssl) reaches every verdict', async () => {
 it('Go (clients/go, standard library) reaches every verdict through a net/http request', async () => {
   const go = requireRuntime('go');
   const cases = casesFor('go');
-  // Offline and reproducible: the runner's only dependency is clients/go, by a local replace.
-  const env = { GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod', GOPROXY: 'off', GOWORK: 'off' };
-  const out = await run(go, ['run', '.', writeCases(dir, 'go', cases)], { cwd: path.join(__dirname, 'runners/go'), env });
+  const bin = path.join(dir, 'go-fixtures');
+  await goBuild(go, path.join(__dirname, 'runners/go'), bin);
+  const out = await run(bin, [writeCases(dir, 'go', cases)]);
   expectVerdicts(cases, JSON.parse(out) as Outcome[]);
+}, GO_BUILD_TIMEOUT_MS + 60_000);
+
+it('a missing runtime fails with the line that installs it, never a skip', () => {
+  // A PATH with a folder that holds no php.
+  expect(() => requireRuntime('php', { ...process.env, PATH: dir })).toThrow('apt-get update && apt-get install -y php-cli');
 });

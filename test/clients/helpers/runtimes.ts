@@ -1,5 +1,7 @@
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 
 /**
  * The language runtimes the client verifiers are tested with. A missing one fails the test with the
@@ -13,20 +15,17 @@ const INSTALL: Record<Runtime, string> = {
   go: 'go is missing: apt-get update && apt-get install -y golang-go (or put /usr/local/go/bin on PATH)',
 };
 
-const works = (cmd: string, args: string[]) => {
-  const r = spawnSync(cmd, args, { stdio: 'ignore', timeout: 60_000 });
-  return r.status === 0;
-};
+const works = (cmd: string, args: string[], env: NodeJS.ProcessEnv) => spawnSync(cmd, args, { stdio: 'ignore', timeout: 60_000, env }).status === 0;
 
 /** The first candidate that runs the probe; throws the install line when none does. */
-export function requireRuntime(runtime: Runtime): string {
+export function requireRuntime(runtime: Runtime, env: NodeJS.ProcessEnv = process.env): string {
   const candidates: Record<Runtime, Array<[string, string[]]>> = {
     // Debian's python3-cryptography lands in /usr/bin/python3, which may not be the python3 on PATH.
     python: [['python3', ['-c', 'import cryptography']], ['/usr/bin/python3', ['-c', 'import cryptography']]],
     php: [['php', ['-r', 'exit(extension_loaded("openssl") ? 0 : 1);']]],
     go: [['go', ['version']], ['/usr/local/go/bin/go', ['version']], ['/usr/lib/go/bin/go', ['version']]],
   };
-  for (const [cmd, probe] of candidates[runtime]) if (works(cmd, probe)) return cmd;
+  for (const [cmd, probe] of candidates[runtime]) if (works(cmd, probe, env)) return cmd;
   throw new Error(INSTALL[runtime]);
 }
 
@@ -34,13 +33,30 @@ export function requireRuntime(runtime: Runtime): string {
  * Runs a command without blocking the event loop (the verifiers fetch keys from a server in this process)
  * and returns its stdout; a non-zero exit throws with stderr.
  */
-export function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<string> {
+export function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(cmd, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, timeout: 240_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+    const options = { cwd: opts.cwd, env: { ...process.env, ...opts.env }, timeout: opts.timeoutMs ?? 240_000, maxBuffer: 16 << 20 };
+    execFile(cmd, args, options, (err, stdout, stderr) => {
       if (err) reject(new Error(`${cmd} ${args.join(' ')} failed: ${err.message}\n${stderr}`));
       else resolve(stdout);
     });
   });
+}
+
+/** A cold Go build cache compiles net/http and crypto first: minutes on a busy 2-core machine. */
+export const GO_BUILD_TIMEOUT_MS = 480_000;
+
+/**
+ * Builds the Go program in `dir` into `out`: offline (the only dependency is clients/go, by a local
+ * replace), with the installed toolchain, and with a build cache even where HOME is unset.
+ */
+export async function goBuild(go: string, dir: string, out: string): Promise<void> {
+  const env: NodeJS.ProcessEnv = { GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod', GOPROXY: 'off', GOWORK: 'off' };
+  if (!process.env.HOME && !process.env.GOCACHE) {
+    env.GOCACHE = path.join(os.tmpdir(), 'gw-go-cache');
+    env.GOPATH = path.join(os.tmpdir(), 'gw-go-path');
+  }
+  await run(go, ['build', '-o', out, '.'], { cwd: dir, env, timeoutMs: GO_BUILD_TIMEOUT_MS });
 }
 
 export interface Child {
