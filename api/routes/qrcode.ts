@@ -22,21 +22,21 @@ import { TickerParams, errorResponses, fieldErrors, newFieldErrors } from '../sc
 export const QR_SIZE = { min: 64, max: 1024, default: 256 } as const;
 const ADDRESS_MAX = 500;
 
-const single = (field: string) => (iss: { input: unknown }) => (iss.input === undefined ? 'Required.' : `${field} must be a single string value.`);
+const single = (iss: { input: unknown }) => (iss.input === undefined ? 'Required.' : 'Must be a single string value.');
 
 export const QrcodeQuery = z.strictObject({
   address: z
-    .string({ error: single('address') })
+    .string({ error: single })
     .min(1, { error: 'Required.' })
     .max(ADDRESS_MAX, { error: `Must be at most ${ADDRESS_MAX} characters.` })
     .meta({ description: 'A deposit address (address_in) of this gateway for the ticker', example: 'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu' }),
   value: z
-    .string({ error: single('value') })
+    .string({ error: single })
     .regex(/^\d{1,40}(\.\d{1,40})?$/, { error: 'Must be a positive decimal number in whole coins, e.g. 0.05.' })
     .optional()
     .meta({ description: 'Amount to request, in whole coins, at most the asset\'s decimals; omitted: the wallet asks', example: '0.05' }),
   size: z
-    .string({ error: single('size') })
+    .string({ error: single })
     .regex(/^\d{1,5}$/, { error: `Must be an integer from ${QR_SIZE.min} to ${QR_SIZE.max}.` })
     .refine((s) => Number(s) >= QR_SIZE.min && Number(s) <= QR_SIZE.max, { error: `Must be an integer from ${QR_SIZE.min} to ${QR_SIZE.max}.` })
     .optional()
@@ -124,10 +124,13 @@ async function depositAddress(db: Db, v: AssetView, address: string): Promise<st
 function parseQuery(v: AssetView, raw: unknown): { address: string; amount: bigint | undefined; size: number } {
   const parsed = QrcodeQuery.safeParse(raw);
   const errors = parsed.success ? newFieldErrors() : fieldErrors(parsed.error);
+  // The precision rule needs the asset; it is checked even when another field failed, so one 1001 lists all.
+  const rawValue = (raw as Record<string, unknown>).value;
+  const value = parsed.success ? parsed.data.value : typeof rawValue === 'string' && !errors.value ? rawValue : undefined;
   let amount: bigint | undefined;
-  if (parsed.success && parsed.data.value !== undefined) {
+  if (value !== undefined) {
     try {
-      amount = parseUnits(parsed.data.value, v.asset.decimals);
+      amount = parseUnits(value, v.asset.decimals);
       if (amount === 0n) errors.value = ['Must be greater than zero.'];
     } catch {
       errors.value = [`Must have at most ${v.asset.decimals} decimal places for ${v.asset.ticker}.`];

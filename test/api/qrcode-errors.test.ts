@@ -65,6 +65,20 @@ describe('1001 VALIDATION_FAILED with field errors', () => {
     expect(await error(path)).toEqual({ status: 422, code: 1001, error: 'VALIDATION_FAILED', fields });
   });
 
+  it('each field error says what to send', async () => {
+    const r = await api.json(`${qrPath('btc', { address: btcAddress, value: '0.123456789', size: '2000' })}&size=3&label=x`);
+    expect(r.body.errors).toEqual({
+      size: ['Must be a single string value.'],
+      label: ['Unknown parameter.'],
+      value: ['Must have at most 8 decimal places for btc.'],
+    });
+    const both = await api.json(qrPath('btc', { address: btcAddress, value: '0.123456789', size: '2000' }));
+    expect(both.body.errors).toEqual({ size: ['Must be an integer from 64 to 1024.'], value: ['Must have at most 8 decimal places for btc.'] });
+    const zero = await api.json(qrPath('btc', { address: btcAddress, value: '0' }));
+    expect(zero.body.errors).toEqual({ value: ['Must be greater than zero.'] });
+    expect((await api.json('/api/btc/qrcode')).body.errors).toEqual({ address: ['Required.'] });
+  });
+
   it('the precision rule is the asset\'s: 18 places pass for eth, 19 do not; 6 for the ERC-20', async () => {
     expect((await api.json(qrPath('eth', { address: ethAddress, value: '0.000000000000000001' }))).status).toBe(200);
     expect(await error(qrPath('eth', { address: ethAddress, value: '0.0000000000000000001' }))).toMatchObject({ code: 1001, fields: ['value'] });
