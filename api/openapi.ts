@@ -6,6 +6,7 @@ import { registerInfoOpenApi } from './routes/info';
 import { registerLogsOpenApi } from './routes/logs';
 import { registerPricingOpenApi } from './routes/pricing';
 import { registerPubkeyOpenApi } from './routes/pubkey';
+import { registerQrcodeOpenApi } from './routes/qrcode';
 
 /** The OpenAPI 3.1 document, generated from the same zod schemas the routes parse and answer with. */
 export function buildOpenApiDocument(opts: { serverUrl?: string } = {}): ReturnType<OpenApiGeneratorV31['generateDocument']> {
@@ -26,6 +27,7 @@ export function buildOpenApiDocument(opts: { serverUrl?: string } = {}): ReturnT
   registerInfoOpenApi(registry);
   registerCreateOpenApi(registry);
   registerLogsOpenApi(registry);
+  registerQrcodeOpenApi(registry);
   registerPubkeyOpenApi(registry);
   registerPricingOpenApi(registry);
   registry.registerPath({

@@ -7,6 +7,7 @@ import { logsRoutes } from './logs';
 import { openapiRoutes } from './openapi';
 import { pricingRoutes } from './pricing';
 import { pubkeyRoutes } from './pubkey';
+import { qrcodeRoutes } from './qrcode';
 
 export type { PublicDeps } from '../deps';
 
@@ -19,6 +20,7 @@ export function publicRoutes(deps: PublicDeps): Router[] {
     catalogRoutes(deps),
     infoRoutes(deps),
     logsRoutes(deps),
+    qrcodeRoutes(deps),
     createRoutes(deps),
   ];
 }

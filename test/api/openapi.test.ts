@@ -49,6 +49,7 @@ it('is OpenAPI 3.1 and documents every public operation', () => {
       'GET /api/{chain}/{token}/create',
       'POST /api/{chain}/{token}/create',
       'GET /api/{ticker}/logs',
+      'GET /api/{ticker}/qrcode',
       'GET /api/pubkey',
       'GET /api/pricing/standard',
       'GET /api/openapi.json',

@@ -1,0 +1,3 @@
+module gatewaycallback
+
+go 1.19

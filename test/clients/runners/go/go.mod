@@ -1,0 +1,7 @@
+module fixturerunner
+
+go 1.19
+
+require gatewaycallback v0.0.0
+
+replace gatewaycallback => ../../../../clients/go
