@@ -1,8 +1,18 @@
 // Operator CLI over the Temporal client:
 //   npm run admin -- show <payment-uuid>     live state of the deposit workflow (status query) and its history state
 //   npm run admin -- resend <payment-uuid>   redeliver the stored confirmed snapshot (after the six attempts)
+//   npm run admin -- export-public-keys      print the account xpubs the API derives deposit addresses from and,
+//                                            with DATABASE_URL, publish them (and fill the Solana pool) there
 // TEMPORAL_ADDRESS (default 127.0.0.1:7233, the embedded dev server) and TEMPORAL_NAMESPACE select the cluster.
+import fs from 'node:fs';
+import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { chainConfigFromEnv } from '../src/chains/config';
+import { HdSeed } from '../src/chains/keys';
+import { exportPublicKeys } from '../src/chains/watch-only';
+import { loadConfig } from '../src/config';
+import { openPostgres } from '../src/db/client';
+import { publishPublicMaterial } from '../src/runtime/public-material';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -14,10 +24,36 @@ export async function findPaymentWorkflow(client: Client, uuid: string): Promise
   throw new Error(`no workflow for payment ${uuid} (is the search attribute GatewayPaymentUuid registered?)`);
 }
 
-export async function runAdmin(argv: string[], out: (line: string) => void = console.log): Promise<number> {
+/**
+ * The public half of the operator's seed (run where the seed is, i.e. beside the worker): never creates a
+ * seed, never prints anything private.
+ */
+async function exportKeys(out: (line: string) => void, env: NodeJS.ProcessEnv): Promise<number> {
+  const cfg = loadConfig(env);
+  const file = path.join(cfg.dataDir, 'seed.mnemonic');
+  if (!cfg.mnemonic && !cfg.mnemonicFile && !fs.existsSync(file)) {
+    out('no seed here: set GATEWAY_MNEMONIC_FILE (or run where the worker keeps DATA_DIR)');
+    return 2;
+  }
+  const seed = HdSeed.loadOrCreate({ mnemonic: cfg.mnemonic, mnemonicFile: cfg.mnemonicFile, dataDir: cfg.dataDir });
+  out(JSON.stringify(exportPublicKeys(seed), null, 2));
+  if (cfg.databaseUrl) {
+    const database = await openPostgres(cfg.databaseUrl);
+    try {
+      await publishPublicMaterial({ db: database.db, seed, chains: chainConfigFromEnv(env), poolSize: cfg.addressPoolSize, withLock: database.withLock });
+    } finally {
+      await database.close();
+    }
+    out('published to the database');
+  }
+  return 0;
+}
+
+export async function runAdmin(argv: string[], out: (line: string) => void = console.log, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const [command, uuid] = argv;
+  if (command === 'export-public-keys') return exportKeys(out, env);
   if (!['show', 'resend'].includes(command ?? '') || !uuid) {
-    out('usage: npm run admin -- show <payment-uuid> | resend <payment-uuid>');
+    out('usage: npm run admin -- show <payment-uuid> | resend <payment-uuid> | export-public-keys');
     return 2;
   }
   const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS || '127.0.0.1:7233' });

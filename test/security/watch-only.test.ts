@@ -1,4 +1,10 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import * as bip39 from 'bip39';
+import { runAdmin } from '../../scripts/admin';
+import { readPublished, XPUBS_KEY } from '../../src/db/queries/public-material';
+import { createTestDatabase } from '../helpers/db';
 import { sql } from 'drizzle-orm';
 import { BIP32Factory } from 'bip32';
 import * as ecc from 'tiny-secp256k1';
@@ -90,5 +96,26 @@ describe('the Solana address pool', () => {
     await api.db.execute(sql`UPDATE address_pool SET taken_at = NULL WHERE derivation_index = (SELECT max(derivation_index) FROM address_pool)`);
     const again = await callCreate(api, '/api/sol/create', 'POST JSON', { callback_url: 'https://shop.example/pool?dry=1', address_out: merchantAddress('solana') });
     expect(again.status).toBe(200);
+  });
+});
+
+describe('npm run admin -- export-public-keys', () => {
+  it('prints the xpubs of the seed and publishes them, never a private key, never a new seed', async () => {
+    const mnemonic = bip39.generateMnemonic(256);
+    const database = await createTestDatabase();
+    try {
+      const lines: string[] = [];
+      expect(await runAdmin(['export-public-keys'], (l) => lines.push(l), { GATEWAY_MNEMONIC: mnemonic, DATABASE_URL: database.url })).toBe(0);
+      const expected = exportPublicKeys(HdSeed.fromMnemonic(mnemonic));
+      expect(JSON.parse(lines[0])).toEqual(expected);
+      expect(lines.join('\n')).not.toMatch(/xprv|abandon|PRIVATE/);
+      expect(lines.join('\n')).not.toContain(mnemonic.split(' ').slice(0, 3).join(' '));
+      expect(JSON.parse((await readPublished(database.db, XPUBS_KEY))!)).toEqual(expected);
+      const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-noseed-'));
+      expect(await runAdmin(['export-public-keys'], (l) => lines.push(l), { DATA_DIR: empty })).toBe(2);
+      expect(fs.readdirSync(empty)).toEqual([]);
+    } finally {
+      await database.drop();
+    }
   });
 });
