@@ -1,0 +1,241 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A JSON-RPC proxy on 127.0.0.1 in front of one real node (anvil, surfnet, litecoind) that lies the way
+ * a public RPC endpoint does (STYLE habit 8): it serves a stale head, drops answers after the node acted,
+ * answers "not found" for mined transactions and reports an error for a broadcast it relayed. Every
+ * request goes to the real node; only the answer is altered. Seeded, so a run can be replayed.
+ */
+export type FaultKind = 'staleHead' | 'drop' | 'nullReceipt' | 'broadcastError';
+export const FAULT_KINDS: readonly FaultKind[] = ['staleHead', 'drop', 'nullReceipt', 'broadcastError'];
+
+export interface HostileRpcOptions {
+  /** The real node's URL; credentials and path (litecoind's /wallet/…) are kept for `url`. */
+  upstream: string;
+  seed?: number;
+  /** Per matching request; a kind not named keeps its default. */
+  probabilities?: Partial<Record<FaultKind, number>>;
+  /** A stale head is one of the last `staleDepth` distinct answers to the same head call, never the newest. */
+  staleDepth?: number;
+  /** 'reset' destroys the socket; '502' answers Bad Gateway; 'mixed' picks one at random. */
+  dropMode?: 'reset' | '502' | 'mixed';
+  /** Start misbehaving (default) or calm. */
+  enabled?: boolean;
+}
+
+export const DEFAULT_FAULT_PROBABILITIES: Readonly<Record<FaultKind, number>> = {
+  staleHead: 0.25,
+  drop: 0.03,
+  nullReceipt: 0.25,
+  broadcastError: 0.3,
+};
+
+/** JSON-RPC methods that tell the head of the chain (EVM, Solana, Bitcoin Core). */
+const HEAD_METHODS = new Set(['eth_blockNumber', 'getSlot', 'getBlockHeight', 'getLatestBlockhash', 'getblockcount', 'getbestblockhash', 'getblockchaininfo']);
+const BROADCAST_METHODS = new Set(['eth_sendRawTransaction', 'sendTransaction', 'sendrawtransaction']);
+const LOOKUP_METHODS = new Set(['eth_getTransactionReceipt', 'eth_getTransactionByHash', 'getSignatureStatuses', 'getrawtransaction']);
+
+interface RpcRequest {
+  jsonrpc?: string;
+  id?: unknown;
+  method?: string;
+  params?: unknown[];
+}
+interface RpcResponse {
+  jsonrpc?: string;
+  id?: unknown;
+  result?: unknown;
+  error?: unknown;
+}
+
+export interface HostileRpcStats {
+  requests: number;
+  faults: Record<FaultKind, number>;
+}
+
+export interface HostileRpc {
+  /** The proxy's URL, with the upstream's credentials and path. */
+  url: string;
+  port: number;
+  /** The same path and credentials as `other` (a URL on the upstream origin), through this proxy. */
+  proxied(other: string): string;
+  enabled(): boolean;
+  /** Relays everything faithfully from now on (in-flight answers are not altered). */
+  calm(): void;
+  rage(): void;
+  setProbabilities(p: Partial<Record<FaultKind, number>>): void;
+  stats(): HostileRpcStats;
+  close(): Promise<void>;
+}
+
+/** mulberry32: small, fast and good enough to pick faults reproducibly. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A head call, identified by method and parameters: eth_getBlockByNumber only for "latest". */
+function headKey(r: RpcRequest): string | undefined {
+  if (!r.method) return undefined;
+  if (r.method === 'eth_getBlockByNumber' && Array.isArray(r.params) && r.params[0] === 'latest') return `${r.method}:${JSON.stringify(r.params)}`;
+  if (HEAD_METHODS.has(r.method)) return `${r.method}:${JSON.stringify(r.params ?? [])}`;
+  return undefined;
+}
+
+/** Whether the real answer shows a transaction the node knows (so that hiding it is a lie). */
+function knowsTransaction(method: string, res: RpcResponse): boolean {
+  if (res.error) return false;
+  if (method === 'getSignatureStatuses') {
+    const value = (res.result as { value?: unknown[] } | undefined)?.value;
+    return Array.isArray(value) && value.some((v) => v !== null);
+  }
+  return res.result !== null && res.result !== undefined;
+}
+
+function hideTransaction(method: string, res: RpcResponse): RpcResponse {
+  if (method === 'getSignatureStatuses') {
+    const r = res.result as { context: unknown; value: unknown[] };
+    return { ...res, result: { ...r, value: r.value.map(() => null) } };
+  }
+  if (method === 'getrawtransaction') {
+    const { result: _hidden, ...rest } = res;
+    return { ...rest, result: null, error: { code: -5, message: 'No such mempool or blockchain transaction. Use gettransaction for wallet transactions.' } };
+  }
+  return { ...res, result: null };
+}
+
+function broadcastFailure(method: string, res: RpcResponse): RpcResponse {
+  const { result: _relayed, ...rest } = res;
+  // Bitcoin Core answers errors with result null; JSON-RPC 2.0 servers leave result out.
+  const error = method === 'sendrawtransaction' ? { code: -1, message: 'transport error: connection reset by peer' } : { code: -32000, message: 'transport error: upstream connection reset' };
+  return method === 'sendrawtransaction' ? { ...rest, result: null, error } : { ...rest, error };
+}
+
+export async function startHostileRpc(opts: HostileRpcOptions): Promise<HostileRpc> {
+  const upstream = new URL(opts.upstream);
+  const random = seededRandom(opts.seed ?? 1);
+  const probabilities: Record<FaultKind, number> = { ...DEFAULT_FAULT_PROBABILITIES, ...opts.probabilities };
+  const staleDepth = Math.max(2, opts.staleDepth ?? 4);
+  let on = opts.enabled ?? true;
+  const faults: Record<FaultKind, number> = { staleHead: 0, drop: 0, nullReceipt: 0, broadcastError: 0 };
+  let requests = 0;
+  /** Per head call, its last distinct answers (results only), newest last. */
+  const heads = new Map<string, unknown[]>();
+  const roll = (kind: FaultKind) => on && random() < probabilities[kind];
+
+  const relay = (req: http.IncomingMessage, body: Buffer) =>
+    new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      const headers: http.OutgoingHttpHeaders = { ...req.headers, host: upstream.host, 'content-length': body.length };
+      delete headers.connection;
+      const u = http.request(
+        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent: false },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }));
+          res.on('error', reject);
+        },
+      );
+      u.on('error', reject);
+      u.end(body);
+    });
+
+  /** One call's answer, altered or not; `requestOf` is what the client asked. */
+  const alter = (request: RpcRequest, response: RpcResponse): RpcResponse => {
+    const method = request.method ?? '';
+    const key = headKey(request);
+    if (key && !response.error) {
+      const seen = heads.get(key) ?? [];
+      const fresh = JSON.stringify(response.result);
+      if (seen.length === 0 || JSON.stringify(seen[seen.length - 1]) !== fresh) seen.push(response.result);
+      if (seen.length > staleDepth) seen.shift();
+      heads.set(key, seen);
+      if (seen.length >= 2 && roll('staleHead')) {
+        faults.staleHead++;
+        // One of the older distinct answers, never the newest.
+        return { ...response, result: seen[Math.floor(random() * (seen.length - 1))] };
+      }
+      return response;
+    }
+    if (LOOKUP_METHODS.has(method) && knowsTransaction(method, response) && roll('nullReceipt')) {
+      faults.nullReceipt++;
+      return hideTransaction(method, response);
+    }
+    if (BROADCAST_METHODS.has(method) && roll('broadcastError')) {
+      faults.broadcastError++;
+      return broadcastFailure(method, response);
+    }
+    return response;
+  };
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void (async () => {
+        requests++;
+        const body = Buffer.concat(chunks);
+        let up;
+        try {
+          up = await relay(req, body);
+        } catch {
+          res.destroy();
+          return;
+        }
+        // The node has acted on the request (a broadcast is relayed); the client never learns the answer.
+        if (roll('drop')) {
+          faults.drop++;
+          const mode = opts.dropMode === 'mixed' ? (random() < 0.5 ? 'reset' : '502') : (opts.dropMode ?? 'reset');
+          if (mode === 'reset') res.destroy();
+          else res.writeHead(502, { 'content-type': 'text/plain' }).end('bad gateway');
+          return;
+        }
+        let out = up.body;
+        try {
+          const asked = JSON.parse(body.toString('utf8')) as RpcRequest | RpcRequest[];
+          const answered = JSON.parse(up.body.toString('utf8')) as RpcResponse | RpcResponse[];
+          if (Array.isArray(asked) && Array.isArray(answered)) {
+            const byId = new Map(asked.map((r) => [JSON.stringify(r.id), r]));
+            out = Buffer.from(JSON.stringify(answered.map((a) => { const r = byId.get(JSON.stringify(a.id)); return r ? alter(r, a) : a; })));
+          } else if (!Array.isArray(asked) && !Array.isArray(answered)) {
+            out = Buffer.from(JSON.stringify(alter(asked, answered)));
+          }
+        } catch {
+          // Not JSON (an HTTP error page, a 401): relayed as it came.
+        }
+        const headers: http.OutgoingHttpHeaders = { 'content-type': up.headers['content-type'] ?? 'application/json', 'content-length': out.length };
+        res.writeHead(up.status, headers).end(out);
+      })();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as AddressInfo).port;
+  const proxied = (other: string) => {
+    const u = new URL(other);
+    u.hostname = '127.0.0.1';
+    u.port = String(port);
+    return u.toString().replace(/\/$/, '');
+  };
+  return {
+    url: proxied(opts.upstream),
+    port,
+    proxied,
+    enabled: () => on,
+    calm: () => (on = false),
+    rage: () => (on = true),
+    setProbabilities: (p) => Object.assign(probabilities, p),
+    stats: () => ({ requests, faults: { ...faults } }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
