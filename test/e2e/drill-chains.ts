@@ -38,7 +38,9 @@ export async function drillChains(state: DevnetState) {
   const provider = new JsonRpcProvider(eth.rpcUrl, net, { staticNetwork: net, cacheTimeout: -1 });
   const customer = new Wallet(eth.customerKey, provider);
   const token = new Contract(eth.tokens.erc20_usdt, ERC20, customer);
-  const sol = new Connection(state.solana!.rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+  // web3.js passes on only `instanceof Error` failures; under jest, fetch's errors come from another realm.
+  const fetchHere: typeof fetch = (input, init) => fetch(input, init).catch((e: unknown) => Promise.reject(new Error(String(e))));
+  const sol = new Connection(state.solana!.rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true, fetch: fetchHere });
   const payer = Keypair.fromSecretKey(Uint8Array.from(state.solana!.customerSecret));
   const mint = new PublicKey(state.solana!.tokens.sol_usdc);
   const ltc = new BitcoinRpc(state.litecoin!.rpcUrl);
