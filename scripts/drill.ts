@@ -1,7 +1,7 @@
 // The money-integrity drill at full size (issue 10): ≥ 200 deposits over eth, erc20_usdt, sol, sol_usdc
 // and ltc through hostile RPC proxies, workers SIGKILLed at activity boundaries, PostgreSQL restarted once.
 //
-//   npx tsx scripts/drill.ts [--configs 14] [--per 3] [--seed 42] [--settle-min 15] [--json report.json]
+//   npx tsx scripts/drill.ts [--configs 14] [--per 3] [--seed 42] [--chaos-min 10] [--settle-min 15] [--json report.json]
 //
 // Prints the counts table; exits 1 when any count but done is not 0 (or done differs from deposits).
 import fs from 'node:fs';
@@ -19,7 +19,9 @@ async function main(): Promise<number> {
     depositsPerConfig: Number(arg('per', '3')),
     seed: Number(arg('seed', '42')),
     settleMs: Number(arg('settle-min', '15')) * 60_000,
-    killGapMs: [20_000, 60_000],
+    killGapMs: [15_000, 45_000],
+    chaosMinMs: 60_000,
+    chaosMaxMs: Number(arg('chaos-min', '10')) * 60_000,
     log: (l) => console.log(l),
   });
   const { counts } = report;

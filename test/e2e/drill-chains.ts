@@ -2,6 +2,7 @@ import { Contract, JsonRpcProvider, Network, Wallet, zeroPadValue } from 'ethers
 import { createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { Connection, Keypair, PublicKey, SystemProgram, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import type { DevnetState } from '../../src/chains/devnet';
+import { jsonRpc } from '../../src/chains/devnet/process';
 import { waitForSignature } from '../../src/chains/devnet/surfnet';
 import { ERC20, TRANSFER_TOPIC } from '../../src/chains/evm/erc20';
 import { BitcoinRpc, fromSats, toSats } from '../../src/chains/utxo/rpc';
@@ -21,6 +22,11 @@ export interface Deposit {
 }
 
 export type DrillChains = Awaited<ReturnType<typeof drillChains>>;
+
+interface SolTx {
+  meta: { err: unknown } | null;
+  transaction: { message: { accountKeys: Array<string | { pubkey: string; signer: boolean }>; header: { numRequiredSignatures: number } } };
+}
 
 /** One at a time per key: the customer's nonce on Ethereum is shared by ETH and token payments. */
 function serial() {
@@ -129,18 +135,22 @@ export async function drillChains(state: DevnetState) {
     return spenders;
   }
 
-  /** Successful transactions that address_in signed: every forward out of a Solana address_in needs its signature. */
+  /**
+   * Successful transactions that address_in signed: every forward out of a Solana address_in needs its
+   * signature. Plain JSON-RPC (bounded fetches), not web3.js, so that a slow answer is an error, not a hang.
+   */
   async function solSignedBy(address: string): Promise<number> {
-    const key = new PublicKey(address);
-    const sigs = await sol.getSignaturesForAddress(key, { limit: 1000 }, 'confirmed');
+    const rpc = state.solana!.rpcUrl;
+    const sigs = await jsonRpc<{ signature: string; err: unknown }[]>(rpc, 'getSignaturesForAddress', [address, { limit: 1000, commitment: 'confirmed' }]);
     let n = 0;
     for (const s of sigs) {
       if (s.err) continue;
-      const tx = await sol.getTransaction(s.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+      const tx = await jsonRpc<SolTx | null>(rpc, 'getTransaction', [s.signature, { encoding: 'json', commitment: 'confirmed', maxSupportedTransactionVersion: 0 }]);
       if (!tx || tx.meta?.err) continue;
-      const keys = tx.transaction.message.getAccountKeys().staticAccountKeys;
-      const signers = keys.slice(0, tx.transaction.message.header.numRequiredSignatures);
-      if (signers.some((k) => k.equals(key))) n++;
+      const { accountKeys, header } = tx.transaction.message;
+      // surfnet may answer keys in the parsed shape ({ pubkey, signer }) whatever the encoding asked for.
+      const signed = accountKeys.some((k, i) => (typeof k === 'string' ? k === address && i < header.numRequiredSignatures : k.pubkey === address && k.signer));
+      if (signed) n++;
     }
     return n;
   }

@@ -19,8 +19,18 @@ export interface ChaosOptions {
   log: (line: string) => void;
 }
 
+export interface Progress {
+  n: number;
+  fwd: number;
+  snap: number;
+  done: number;
+  failed: number;
+}
+
 export interface Chaos {
   boundaries(): number;
+  /** The payments table's last reading: recorded, forward stored, snapshot written, done, failed. */
+  progress(): Progress;
   stop(): Promise<void>;
 }
 
@@ -31,6 +41,7 @@ export function startChaos(databaseUrl: string, workers: Supervised[], opts: Cha
   let stopped = false;
   let last = '';
   let boundaries = 0;
+  let progress: Progress = { n: 0, fwd: 0, snap: 0, done: 0, failed: 0 };
   let lastKill = Date.now();
   const timers = new Set<NodeJS.Timeout>();
 
@@ -59,6 +70,7 @@ export function startChaos(databaseUrl: string, workers: Supervised[], opts: Cha
                   count(*) FILTER (WHERE result = 'done') done, count(*) FILTER (WHERE result = 'failed') failed FROM payments`,
         );
         const now = JSON.stringify(rows[0]);
+        progress = Object.fromEntries(Object.entries(rows[0]).map(([k, v]) => [k, Number(v)])) as unknown as Progress;
         if (last && now !== last) {
           boundaries++;
           if (Date.now() - lastKill >= opts.minGapMs && opts.random() < opts.killProbability) kill(`boundary ${now}`);
@@ -73,6 +85,7 @@ export function startChaos(databaseUrl: string, workers: Supervised[], opts: Cha
 
   return {
     boundaries: () => boundaries,
+    progress: () => progress,
     async stop() {
       stopped = true;
       await loop;

@@ -16,10 +16,14 @@ beforeAll(async () => {
     configsPerTicker: 2,
     depositsPerConfig: 3,
     seed: 1010,
-    killGapMs: [12_000, 30_000],
-    chaosAfterPayMs: 20_000,
-    settleMs: 240_000,
-    log: (l) => lines.push(l),
+    killGapMs: [10_000, 25_000],
+    chaosMinMs: 30_000,
+    chaosMaxMs: 180_000,
+    settleMs: 180_000,
+    log: (l) => {
+      lines.push(l);
+      process.stderr.write(`drill ${l}\n`); // live progress; jest prints console output only at the end
+    },
   });
   console.log(
     [

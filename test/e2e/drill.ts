@@ -41,8 +41,13 @@ export interface DrillOptions {
   pgRestartAt?: number;
   /** Bound on the settling phase after the last payment. */
   settleMs: number;
-  /** Chaos keeps going this long after the last payment before the calm. */
-  chaosAfterPayMs?: number;
+  /**
+   * Chaos goes on after the last payment for at least `chaosMinMs`, until `chaosUntilShare` of the
+   * deposits have a forward stored (or failed), for at most `chaosMaxMs`; then the calm.
+   */
+  chaosMinMs?: number;
+  chaosMaxMs?: number;
+  chaosUntilShare?: number;
   log?: (line: string) => void;
 }
 
@@ -229,7 +234,16 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
     if (payErrors.length) stage(`customer payments that failed (not counted as deposits): ${payErrors.join(' | ')}`);
     stage(`${configs.reduce((n, c) => n + c.deposits.length, 0)} deposits paid`);
     await pgRestart;
-    await new Promise((r) => setTimeout(r, o.chaosAfterPayMs ?? 20_000));
+    const total = configs.reduce((n, c) => n + c.deposits.length, 0);
+    const chaosFrom = Date.now();
+    for (;;) {
+      const p = chaos.progress();
+      const elapsed = Date.now() - chaosFrom;
+      if (elapsed >= (o.chaosMaxMs ?? 180_000)) break;
+      if (elapsed >= (o.chaosMinMs ?? 20_000) && p.n >= total && p.fwd + p.failed >= total * (o.chaosUntilShare ?? 0.8)) break;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    stage(`chaos over: ${JSON.stringify(chaos.progress())}`);
 
     // Calm: faithful RPC, no more kills, every worker up; settle until every deposit is done or the deadline.
     chaosStopped = true;
@@ -244,7 +258,6 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
       }
       return out;
     };
-    const total = configs.reduce((n, c) => n + c.deposits.length, 0);
     const settleEnd = Date.now() + o.settleMs;
     let settled = false;
     while (Date.now() < settleEnd) {
