@@ -14,6 +14,7 @@ export interface PgServer {
   url: string;
   port: number;
   dataDir: string;
+  /** The postmaster's PID. */
   pid(): number | undefined;
   /** Fast shutdown (SIGINT) by PID, then a new postmaster on the same port and data directory. */
   restart(): Promise<{ downMs: number }>;
@@ -74,15 +75,35 @@ export async function startPgServer(opts: { maxConnections?: number } = {}): Pro
     fs.closeSync(fd);
     await waitForPg(url, 30_000);
   };
-  /** runuser passes the signal on to postgres; SIGINT is PostgreSQL's fast shutdown. */
+  /** The postmaster's own PID (runuser in between does not pass SIGINT on), from its lock file. */
+  const postmasterPid = (): number | undefined => {
+    try {
+      return Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]) || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const running = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  /** SIGINT to the postmaster is PostgreSQL's fast shutdown: sessions end, a checkpoint, exit. */
   const shutdown = async () => {
+    const pid = postmasterPid();
     const c = child;
-    if (!alive(c)) return;
-    const exited = new Promise<void>((r) => c!.once('exit', () => r()));
-    c!.kill('SIGINT');
-    const timer = setTimeout(() => c!.kill('SIGKILL'), 15_000);
+    const exited = alive(c) ? new Promise<void>((r) => c!.once('exit', () => r())) : Promise.resolve();
+    if (pid && running(pid)) {
+      process.kill(pid, 'SIGINT');
+      const end = Date.now() + 20_000;
+      while (running(pid) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      if (running(pid)) process.kill(pid, 'SIGKILL');
+    }
+    if (alive(c)) c!.kill('SIGKILL');
     await exited;
-    clearTimeout(timer);
   };
 
   await launch();
@@ -90,7 +111,7 @@ export async function startPgServer(opts: { maxConnections?: number } = {}): Pro
     url,
     port,
     dataDir,
-    pid: () => child?.pid,
+    pid: () => postmasterPid(),
     async restart() {
       const t = Date.now();
       await shutdown();

@@ -1,0 +1,303 @@
+import { createPublicKey } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Pool } from 'pg';
+import { createMerchantReceiver } from '../../examples/merchant-receiver';
+import { startDevnets, type Devnets } from '../../src/chains/devnet';
+import { HdSeed } from '../../src/chains/keys';
+import { ensureDefaultKey } from '../../src/callbacks/signer';
+import { ASSETS } from '../../src/domain/assets';
+import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../src/domain/search-attributes';
+import { resolveTemporalCli } from '../../src/temporal/binaries';
+import { freePort, startDevServer } from '../../src/temporal/devserver';
+import { seededRandom, startHostileRpc, type FaultKind, type HostileRpc, type HostileRpcStats } from '../helpers/hostile-rpc';
+import { startPgServer } from '../helpers/pg-server';
+import { startChaos } from './drill-chaos';
+import { drillChains, type Deposit } from './drill-chains';
+import { createSupervisor } from './drill-procs';
+import { judge, type ConfirmedCallback, type DrillConfig, type DrillCounts, type LogRecord, type VerdictDetail } from './drill-verdict';
+
+/**
+ * The money-integrity drill (STYLE habit 8): the production topology (one API process, two worker
+ * processes, one PostgreSQL, one Temporal dev server) on local chains whose RPC reaches the gateway only
+ * through hostile proxies; deposits in groups to each address_in; workers SIGKILLed at activity
+ * boundaries; PostgreSQL restarted once mid-run. Then calm: proxies faithful, every worker up, chains
+ * mined until everything settles or the deadline passes. The verdict is counted on chain (drill-verdict).
+ */
+export const DRILL_TICKERS = ['eth', 'erc20_usdt', 'sol', 'sol_usdc', 'ltc'] as const;
+
+export interface DrillOptions {
+  tickers?: readonly string[];
+  configsPerTicker: number;
+  depositsPerConfig: number;
+  seed?: number;
+  faults?: Partial<Record<FaultKind, number>>;
+  killProbability?: number;
+  killGapMs?: [number, number];
+  /** PostgreSQL restarts once this share of the deposit groups has been paid. */
+  pgRestartAt?: number;
+  /** Bound on the settling phase after the last payment. */
+  settleMs: number;
+  /**
+   * Chaos goes on after the last payment for at least `chaosMinMs`, until `chaosUntilShare` of the
+   * deposits have a forward stored (or failed), for at most `chaosMaxMs`; then the calm.
+   */
+  chaosMinMs?: number;
+  chaosMaxMs?: number;
+  chaosUntilShare?: number;
+  log?: (line: string) => void;
+}
+
+export interface DrillReport {
+  counts: DrillCounts;
+  detail: VerdictDetail;
+  /** From the start of the PostgreSQL restart until GET /api/{ticker}/logs answered 200 again. */
+  recoveryMs: number | null;
+  pgDownMs: number | null;
+  deaths: { name: string; code: number | null; signal: string | null; atMsAfterPgRestart: number | null; why: string }[];
+  kills: number;
+  boundaries: number;
+  faults: Record<string, HostileRpcStats>;
+  settled: boolean;
+  failureReasons: Record<string, number>;
+  durationMs: number;
+  logDir: string;
+}
+
+/** Base units: above every per-asset minimum and fee with room, a little different each time. */
+function amountFor(ticker: string, r: () => number): bigint {
+  const jitter = BigInt(Math.floor(r() * 1000));
+  const base: Record<string, bigint> = { eth: 50_000_000_000_000_000n, erc20_usdt: 20_000_000n, sol: 1_000_000_000n, sol_usdc: 15_000_000n, ltc: 20_000_000n };
+  return base[ticker] + jitter;
+}
+
+async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown> | undefined }> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+    const body = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined;
+    return { status: res.status, body };
+  } catch {
+    return { status: 0, body: undefined };
+  }
+}
+
+export async function runDrill(o: DrillOptions): Promise<DrillReport> {
+  const started = Date.now();
+  const log = o.log ?? (() => undefined);
+  const random = seededRandom(o.seed ?? 42);
+  const tickers = o.tickers ?? DRILL_TICKERS;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-drill-'));
+  const logDir = path.join(dir, 'logs');
+  const stops: Array<() => Promise<void>> = [];
+  const stage = (s: string) => log(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${s}`);
+  try {
+    const pg = await startPgServer();
+    stops.push(() => pg.stop());
+    const temporal = await startDevServer({
+      cliPath: resolveTemporalCli()!, host: '127.0.0.1', dataDir: path.join(dir, 'temporal'), namespace: 'default', port: 0, uiPort: 0,
+      searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES,
+    });
+    stops.push(() => temporal.stop());
+    const seed = HdSeed.loadOrCreate({ dataDir: dir });
+    const devnets: Devnets = await startDevnets(path.join(dir, 'devnet'), { seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: 200 });
+    stops.push(() => devnets.stop());
+    const st = devnets.state;
+    stage(`PostgreSQL :${pg.port}, Temporal ${temporal.address}, chains up`);
+
+    const faults = o.faults ?? {};
+    const proxies: Record<string, HostileRpc> = {
+      ethereum: await startHostileRpc({ upstream: st.ethereum!.rpcUrl, seed: (o.seed ?? 42) + 1, probabilities: faults, dropMode: 'mixed' }),
+      solana: await startHostileRpc({ upstream: st.solana!.rpcUrl, seed: (o.seed ?? 42) + 2, probabilities: faults, dropMode: 'mixed' }),
+      litecoin: await startHostileRpc({ upstream: st.litecoin!.rpcUrl, seed: (o.seed ?? 42) + 3, probabilities: faults, dropMode: 'mixed' }),
+    };
+    for (const p of Object.values(proxies)) stops.push(() => p.close());
+
+    const publicKey = createPublicKey(fs.readFileSync(ensureDefaultKey(dir), 'utf8')).export({ type: 'spki', format: 'pem' }) as string;
+    const merchant = createMerchantReceiver({ publicKey });
+    const merchantServer = http.createServer(merchant.app);
+    await new Promise<void>((r) => merchantServer.listen(0, '127.0.0.1', () => r()));
+    stops.push(() => new Promise<void>((r) => { merchantServer.closeAllConnections(); merchantServer.close(() => r()); }));
+    const merchantUrl = `http://127.0.0.1:${(merchantServer.address() as AddressInfo).port}`;
+
+    const apiPort = await freePort('127.0.0.1');
+    const sup = createSupervisor(logDir, {
+      ...devnets.env,
+      ETHEREUM_RPC_URL: proxies.ethereum.url,
+      SOLANA_RPC_URL: proxies.solana.url,
+      LITECOIN_RPC_URL: proxies.litecoin.url,
+      DATA_DIR: dir,
+      DATABASE_URL: pg.url,
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_TASK_QUEUE: `drill-${path.basename(dir)}`,
+      CALLBACK_ALLOW_PRIVATE: 'true',
+      WATCH_INTERVAL_MS: '300',
+      DEPOSIT_POLL_INTERVAL: '1 second',
+      LOG_LEVEL: 'info',
+    });
+    stops.push(() => sup.stopAll());
+    const api = sup.spawn('api', 'api', { PORT: String(apiPort) });
+    const workers = [sup.spawn('worker', 'worker-1', {}), sup.spawn('worker', 'worker-2', {})];
+    const until = async (pred: () => boolean | Promise<boolean>, ms: number, what: string) => {
+      const end = Date.now() + ms;
+      while (!(await pred())) {
+        if (Date.now() > end) throw new Error(`drill: timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    };
+    await until(() => api.ready() && workers.every((w) => w.ready()), 240_000, 'API and workers ready');
+    stage('API and two workers ready');
+    const base = `http://127.0.0.1:${apiPort}/api`;
+
+    const chains = await drillChains(st);
+    stops.push(async () => chains.close());
+    const configs: DrillConfig[] = [];
+    for (const ticker of tickers) {
+      for (let i = 0; i < o.configsPerTicker; i++) {
+        const callbackUrl = `${merchantUrl}/drill/${ticker}/${i}?order=${ticker}-${i}`;
+        const addressOut = await chains.payoutAddress(ticker);
+        const confirmations = ASSETS[ticker].network === 'solana' ? {} : { confirmations: ASSETS[ticker].network === 'litecoin' ? 2 : 3 };
+        const res = await fetch(`${base}/${ticker}/create`, {
+          method: 'POST', headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ callback_url: callbackUrl, address_out: addressOut, post: 1, json: 1, pending: i % 2, ...confirmations }),
+        });
+        const body = (await res.json()) as Record<string, string>;
+        if (res.status !== 200) throw new Error(`drill: create ${ticker} → ${res.status} ${JSON.stringify(body)}`);
+        configs.push({ ticker, callbackUrl, addressIn: body.address_in, addressOut, deposits: [] });
+      }
+    }
+    stage(`${configs.length} configurations created`);
+
+    // Litecoin regtest mines only on request: one block a second, all run long.
+    let mining = true;
+    const miner = (async () => {
+      while (mining) {
+        await chains.mineLtc(1).catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    })();
+    stops.push(async () => {
+      mining = false;
+      await miner;
+    });
+    const [gapLo, gapHi] = o.killGapMs ?? [15_000, 45_000];
+    const chaos = startChaos(pg.url, workers, {
+      random, killProbability: o.killProbability ?? 0.3, minGapMs: gapLo, maxGapMs: gapHi, restartDelayMs: [200, 4000], log: stage,
+    });
+    let chaosStopped = false;
+    stops.push(async () => { if (!chaosStopped) await chaos.stop(); });
+
+    // PostgreSQL restart, once, with the API's recovery timed from the moment it begins.
+    let recoveryMs: number | null = null;
+    let pgDownMs: number | null = null;
+    let pgRestartedAt: number | null = null;
+    const probe = `${base}/${configs[0].ticker}/logs?callback=${encodeURIComponent(configs[0].callbackUrl)}`;
+    const restartPg = async () => {
+      pgRestartedAt = Date.now();
+      stage('PostgreSQL restart (fast shutdown, same port and data)');
+      pgDownMs = (await pg.restart()).downMs;
+      const end = Date.now() + 180_000;
+      while (Date.now() < end) {
+        if ((await getJson(probe)).status === 200) {
+          recoveryMs = Date.now() - pgRestartedAt;
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      stage(`PostgreSQL back after ${pgDownMs} ms; API logs answered 200 after ${recoveryMs ?? 'never'} ms`);
+    };
+
+    // Payments: one loop per ticker, each paying its configurations' groups in turn.
+    const groups = tickers.length * o.configsPerTicker;
+    let paidGroups = 0;
+    let pgRestart: Promise<void> | undefined;
+    const payErrors: string[] = [];
+    await Promise.all(
+      tickers.map(async (ticker) => {
+        for (const cfg of configs.filter((c) => c.ticker === ticker)) {
+          const amounts = Array.from({ length: o.depositsPerConfig }, () => amountFor(ticker, random));
+          let deposits: Deposit[] = [];
+          try {
+            deposits = await chains.pay(ticker, cfg.addressIn, amounts);
+          } catch (e) {
+            payErrors.push(`${ticker}: ${String(e).slice(0, 200)}`);
+          }
+          cfg.deposits.push(...deposits);
+          paidGroups++;
+          if (!pgRestart && paidGroups >= Math.ceil(groups * (o.pgRestartAt ?? 0.5))) pgRestart = restartPg();
+          await new Promise((r) => setTimeout(r, 500 + random() * 2500));
+        }
+      }),
+    );
+    if (payErrors.length) stage(`customer payments that failed (not counted as deposits): ${payErrors.join(' | ')}`);
+    stage(`${configs.reduce((n, c) => n + c.deposits.length, 0)} deposits paid`);
+    await pgRestart;
+    const total = configs.reduce((n, c) => n + c.deposits.length, 0);
+    const chaosFrom = Date.now();
+    for (;;) {
+      const p = chaos.progress();
+      const elapsed = Date.now() - chaosFrom;
+      if (elapsed >= (o.chaosMaxMs ?? 180_000)) break;
+      if (elapsed >= (o.chaosMinMs ?? 20_000) && p.n >= total && p.fwd + p.failed >= total * (o.chaosUntilShare ?? 0.8)) break;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    stage(`chaos over: ${JSON.stringify(chaos.progress())}`);
+
+    // Calm: faithful RPC, no more kills, every worker up; settle until every deposit is done or the deadline.
+    chaosStopped = true;
+    await chaos.stop();
+    for (const p of Object.values(proxies)) p.calm();
+    stage(`calm (kills ${sup.kills}, boundaries ${chaos.boundaries()}, deaths ${sup.deaths.length})`);
+    const fetchLogs = async () => {
+      const out = new Map<string, LogRecord[]>();
+      for (const c of configs) {
+        const r = await getJson(`${base}/${c.ticker}/logs?callback=${encodeURIComponent(c.callbackUrl)}`);
+        out.set(c.callbackUrl, r.status === 200 ? ((r.body?.callbacks as LogRecord[]) ?? []) : []);
+      }
+      return out;
+    };
+    const settleEnd = Date.now() + o.settleMs;
+    let settled = false;
+    while (Date.now() < settleEnd) {
+      const all = [...(await fetchLogs()).values()].flat();
+      const done = all.filter((r) => r.result === 'done').length;
+      if (all.length >= total && done === total) {
+        settled = true;
+        break;
+      }
+      // Every deposit recorded and each payment done or failed: nothing more will move.
+      if (all.length >= total && all.every((r) => r.result === 'done' || r.result === 'failed')) break;
+      await new Promise((r) => setTimeout(r, 3000));
+    }
+    stage(`settled=${settled}; judging on chain`);
+    await new Promise((r) => setTimeout(r, 3000)); // the last forwards' blocks
+
+    const callbacks: ConfirmedCallback[] = merchant.received
+      .filter((r) => r.verified && r.fields?.result === 'sent')
+      .map((r) => r.fields as unknown as ConfirmedCallback);
+    const { counts, detail } = await judge(chains, configs, await fetchLogs(), callbacks, sup.deaths.length, stage);
+    const failureReasons: Record<string, number> = {};
+    const pool = new Pool({ connectionString: pg.url, max: 1 });
+    pool.on('error', () => undefined);
+    try {
+      const { rows } = await pool.query<{ result: string; reason: string | null; n: string }>(`SELECT result, reason, count(*) n FROM payments WHERE result <> 'done' GROUP BY 1, 2`);
+      for (const r of rows) failureReasons[`${r.result}: ${(r.reason ?? '').slice(0, 160)}`] = Number(r.n);
+    } finally {
+      await pool.end();
+    }
+    return {
+      counts, detail, recoveryMs, pgDownMs, kills: sup.kills, boundaries: chaos.boundaries(), settled, failureReasons,
+      deaths: sup.deaths.map((d) => ({ name: d.name, code: d.code, signal: d.signal, atMsAfterPgRestart: pgRestartedAt ? d.at - pgRestartedAt : null, why: d.why })),
+      faults: Object.fromEntries(Object.entries(proxies).map(([k, p]) => [k, p.stats()])),
+      durationMs: Date.now() - started,
+      logDir: path.join(os.tmpdir(), `gw-drill-logs-${path.basename(dir)}`),
+    };
+  } finally {
+    for (const s of stops.reverse()) await s().catch(() => undefined);
+    // The process logs outlive the run (evidence); everything else goes.
+    if (fs.existsSync(logDir)) fs.cpSync(logDir, path.join(os.tmpdir(), `gw-drill-logs-${path.basename(dir)}`), { recursive: true });
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
