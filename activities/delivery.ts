@@ -7,6 +7,7 @@ import type { Config } from '../src/config';
 import type { Db } from '../src/db/client';
 import { deliveryAttempts, paymentConfigs, payments } from '../src/db/schema';
 import { deliveryAttempts as deliveryAttemptsMetric } from '../src/observability/metrics';
+import { withHeartbeat } from './forward-support';
 
 export interface DeliveryDeps {
   db: Db;
@@ -43,60 +44,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
      * (payment, stage, attempt): if the row exists the stored outcome is returned and nothing is sent.
      */
     async deliverCallbackAttempt(input: DeliverAttemptInput): Promise<DeliverAttemptResult> {
-      const { db } = deps;
-      if (input.snapshot.uuid !== input.paymentUuid) {
-        throw ApplicationFailure.nonRetryable(`snapshot uuid ${input.snapshot.uuid} is not payment ${input.paymentUuid}`, 'SnapshotMismatch');
-      }
-      const key = and(
-        eq(deliveryAttempts.paymentUuid, input.paymentUuid),
-        eq(deliveryAttempts.stage, input.stage),
-        eq(deliveryAttempts.attempt, input.attempt),
-      );
-      const [done] = await db.select().from(deliveryAttempts).where(key).limit(1);
-      if (done) return storedResult(done);
-
-      const [row] = await db
-        .select({ result: payments.result, url: paymentConfigs.callbackUrl, post: paymentConfigs.post, json: paymentConfigs.json, convert: paymentConfigs.convert })
-        .from(payments)
-        .innerJoin(paymentConfigs, eq(paymentConfigs.id, payments.configId))
-        .where(eq(payments.uuid, input.paymentUuid))
-        .limit(1);
-      if (!row) throw ApplicationFailure.nonRetryable(`payment ${input.paymentUuid} not found`, 'PaymentNotFound');
-      if (input.stage === 'pending' && PAST_PENDING.has(row.result)) {
-        return { outcome: 'skipped', status: null, error: 'payment is past the pending stage', nextTry: null };
-      }
-
-      const result = await performAttempt({
-        target: { url: row.url, post: row.post, json: row.json, convert: row.convert },
-        snapshot: input.snapshot,
-        event: input.stage,
-        signer: deps.signer,
-        policy: { allowPrivate: deps.config.callbackAllowPrivate, allowHttp: deps.config.callbackAllowHttp },
-        timeoutMs: deps.config.callbackTimeoutMs,
-      });
-      const retry = result.outcome === 'failed' && input.nextTryDelayMs !== null;
-      const nextTry = retry ? new Date(Date.now() + (input.nextTryDelayMs as number)) : null;
-      await db
-        .insert(deliveryAttempts)
-        .values({
-          paymentUuid: input.paymentUuid,
-          stage: input.stage,
-          attempt: input.attempt,
-          requestUrl: result.requestUrl,
-          responseBody: result.body,
-          responseStatus: result.status,
-          error: result.error,
-          nextTry,
-          // SPEC 2.5: pending = this delivery is still outstanding (a retry is scheduled); confirmed = HTTP 200.
-          pending: retry ? 1 : 0,
-          confirmed: result.outcome === 'delivered' ? 1 : 0,
-        })
-        .onConflictDoNothing();
-      if (result.outcome === 'delivered' && input.stage === 'confirmed') {
-        await db.update(payments).set({ result: 'done', lastUpdate: new Date() }).where(eq(payments.uuid, input.paymentUuid));
-      }
-      deliveryAttemptsMetric.inc({ stage: input.stage, outcome: result.outcome });
-      return { outcome: result.outcome, status: result.status, error: result.error, nextTry: nextTry?.toISOString() ?? null };
+      return withHeartbeat(() => attempt(input));
     },
 
     /**
@@ -114,6 +62,64 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       return row.snapshot as CallbackSnapshot;
     },
   };
+
+  /** The attempt itself (see deliverCallbackAttempt). */
+  async function attempt(input: DeliverAttemptInput): Promise<DeliverAttemptResult> {
+    const { db } = deps;
+    if (input.snapshot.uuid !== input.paymentUuid) {
+      throw ApplicationFailure.nonRetryable(`snapshot uuid ${input.snapshot.uuid} is not payment ${input.paymentUuid}`, 'SnapshotMismatch');
+    }
+    const key = and(
+      eq(deliveryAttempts.paymentUuid, input.paymentUuid),
+      eq(deliveryAttempts.stage, input.stage),
+      eq(deliveryAttempts.attempt, input.attempt),
+    );
+    const [done] = await db.select().from(deliveryAttempts).where(key).limit(1);
+    if (done) return storedResult(done);
+
+    const [row] = await db
+      .select({ result: payments.result, url: paymentConfigs.callbackUrl, post: paymentConfigs.post, json: paymentConfigs.json, convert: paymentConfigs.convert })
+      .from(payments)
+      .innerJoin(paymentConfigs, eq(paymentConfigs.id, payments.configId))
+      .where(eq(payments.uuid, input.paymentUuid))
+      .limit(1);
+    if (!row) throw ApplicationFailure.nonRetryable(`payment ${input.paymentUuid} not found`, 'PaymentNotFound');
+    if (input.stage === 'pending' && PAST_PENDING.has(row.result)) {
+      return { outcome: 'skipped', status: null, error: 'payment is past the pending stage', nextTry: null };
+    }
+
+    const result = await performAttempt({
+      target: { url: row.url, post: row.post, json: row.json, convert: row.convert },
+      snapshot: input.snapshot,
+      event: input.stage,
+      signer: deps.signer,
+      policy: { allowPrivate: deps.config.callbackAllowPrivate, allowHttp: deps.config.callbackAllowHttp },
+      timeoutMs: deps.config.callbackTimeoutMs,
+    });
+    const retry = result.outcome === 'failed' && input.nextTryDelayMs !== null;
+    const nextTry = retry ? new Date(Date.now() + (input.nextTryDelayMs as number)) : null;
+    await db
+      .insert(deliveryAttempts)
+      .values({
+        paymentUuid: input.paymentUuid,
+        stage: input.stage,
+        attempt: input.attempt,
+        requestUrl: result.requestUrl,
+        responseBody: result.body,
+        responseStatus: result.status,
+        error: result.error,
+        nextTry,
+        // SPEC 2.5: pending = this delivery is still outstanding (a retry is scheduled); confirmed = HTTP 200.
+        pending: retry ? 1 : 0,
+        confirmed: result.outcome === 'delivered' ? 1 : 0,
+      })
+      .onConflictDoNothing();
+    if (result.outcome === 'delivered' && input.stage === 'confirmed') {
+      await db.update(payments).set({ result: 'done', lastUpdate: new Date() }).where(eq(payments.uuid, input.paymentUuid));
+    }
+    deliveryAttemptsMetric.inc({ stage: input.stage, outcome: result.outcome });
+    return { outcome: result.outcome, status: result.status, error: result.error, nextTry: nextTry?.toISOString() ?? null };
+  }
 }
 
 function storedResult(row: typeof deliveryAttempts.$inferSelect): DeliverAttemptResult {

@@ -189,12 +189,13 @@ export function createDepositActivities(deps: DepositDeps) {
     },
 
     /** Incoming confirmations, stored for logs; the sol family reports finality 0 or 1. */
-    async confirmations(uuid: string): Promise<{ status: 'confirmed' | 'reorged'; confirmations: number }> {
+    async confirmations(uuid: string): Promise<{ status: 'confirmed' | 'reorged'; confirmations: number; observedAt?: string }> {
       const { payment, config } = await loadPayment(db, uuid);
       const adapter = await deps.adapter(payment.network);
       const c = await adapter.confirmations(toDeposit(payment, config));
+      if (c.status === 'reorged') return { status: 'reorged', confirmations: 0, observedAt: c.observedAt.toString() };
       const shown = isSolFamily(asset(payment.ticker)) ? Math.min(c.confirmations, 1) : c.confirmations;
-      if (c.status === 'confirmed' && shown !== payment.confirmations) await updatePayment(db, uuid, { confirmations: shown });
+      if (shown !== payment.confirmations) await updatePayment(db, uuid, { confirmations: shown });
       return { status: c.status, confirmations: shown };
     },
 

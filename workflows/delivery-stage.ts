@@ -9,11 +9,27 @@ export const AUTOMATIC_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 
 // The activity owns the callback timeout (CALLBACK_TIMEOUT_MS <= 120 s); this only bounds a stuck worker.
 const ACTIVITY_TIMEOUT = '5 minutes';
+/** An attempt heartbeats while it runs: a worker that died mid-attempt is noticed within this. */
+const HEARTBEAT_TIMEOUT = '30 seconds';
+/**
+ * The workflow, not Temporal's retry policy, owns the schedule of merchant attempts: a merchant's
+ * answer (any status, time-out, refused connection) comes back as a result, never as an error. What
+ * does throw is the gateway's own trouble (a worker lost mid-attempt, the database away): that attempt
+ * is run again at once, under the same attempt number (the activity is idempotent per attempt row; a
+ * request that went out before a crash may reach the merchant twice, which SPEC 6 rule 3 allows).
+ */
+const INFRASTRUCTURE_RETRY = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 };
 
-/** One activity call per attempt: the workflow, not Temporal's retry policy, owns the schedule. */
 const confirmedActs = proxyActivities<DeliveryActivities>({
   startToCloseTimeout: ACTIVITY_TIMEOUT,
-  retry: { maximumAttempts: 1 },
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
+  retry: INFRASTRUCTURE_RETRY,
+});
+
+/** The confirmed snapshot is a database write: retried until it is stored, never a reason to fail the lifecycle. */
+const snapshotActs = proxyActivities<DeliveryActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
 /**
@@ -22,11 +38,12 @@ const confirmedActs = proxyActivities<DeliveryActivities>({
  */
 const pendingActs = proxyActivities<DeliveryActivities>({
   startToCloseTimeout: ACTIVITY_TIMEOUT,
-  retry: { maximumAttempts: 1 },
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
+  retry: INFRASTRUCTURE_RETRY,
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
-export const storeConfirmedSnapshot = confirmedActs.storeConfirmedSnapshot;
+export const storeConfirmedSnapshot = snapshotActs.storeConfirmedSnapshot;
 
 export type StageState = 'idle' | 'sending' | 'waiting' | 'delivered' | 'exhausted' | 'stopped' | 'skipped' | 'cancelled';
 

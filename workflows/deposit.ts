@@ -32,6 +32,8 @@ const MAX_FORWARD_ROUNDS = 5;
  * only on evidence seen on two blocks. Histories recorded before it keep the old inclusion loop.
  */
 export const FORWARD_FATE_PATCH = 'forward-fate-once';
+/** A reorg before finality is a verdict only when a second reading at a higher head repeats it. */
+export const REORG_PATCH = 'reorg-two-readings';
 /** The inclusion poll backs off from the poll interval up to this many times it. */
 const MAX_BACKOFF_FACTOR = 16;
 
@@ -102,15 +104,25 @@ export async function depositWorkflow(input: DepositInput, opts: DepositWorkflow
     pending = startPendingDelivery({ paymentUuid: payment.uuid, snapshot: await acts.pendingSnapshot(payment.uuid) }, delivery.status.pending);
   }
 
-  // Finality: incoming confirmations only; a reorg before finality fails the payment with no forward.
+  // Finality: incoming confirmations only; a reorg before finality fails the payment with no forward —
+  // once two consecutive readings at increasing heads say so (one node's word is not enough).
+  const reorgNeedsTwoReadings = patched(REORG_PATCH);
+  let reorgAt: bigint | undefined;
   for (;;) {
     const c = await acts.confirmations(payment.uuid);
     if (c.status === 'reorged') {
-      // Pending stops first, so no pending attempt can go out for a payment that is already failed.
-      await pending?.cancel();
-      await apply({ type: 'reorged' });
-      return status;
+      const at = BigInt(c.observedAt ?? '0');
+      if (!reorgNeedsTwoReadings || (reorgAt !== undefined && at > reorgAt)) {
+        // Pending stops first, so no pending attempt can go out for a payment that is already failed.
+        await pending?.cancel();
+        await apply({ type: 'reorged' });
+        return status;
+      }
+      reorgAt ??= at;
+      await sleep(poll);
+      continue;
     }
+    reorgAt = undefined;
     status.confirmations = c.confirmations;
     if (c.confirmations >= payment.requiredConfirmations) break;
     await sleep(poll);

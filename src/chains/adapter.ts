@@ -52,8 +52,13 @@ export type Confirmations =
    * into another canonical block: confirmations count from that block, never from the orphaned one.
    */
   | { status: 'confirmed'; confirmations: number; block?: { number: bigint; hash: string } }
-  /** The deposit's block is no longer canonical and the deposit is in no other: it must never count. */
-  | { status: 'reorged'; confirmations: 0 };
+  /**
+   * A reading that the deposit's block is no longer canonical and the deposit is in no other, made by a
+   * node whose head (`observedAt`) is past the deposit's height. A reading, not a verdict: the workflow
+   * fails the payment only when a reading at a higher head says it again. A node that has not reached
+   * the deposit's block yet (lagging) is NodeUnavailableError, never a reorg.
+   */
+  | { status: 'reorged'; confirmations: 0; observedAt: bigint };
 
 export interface ForwardRequest {
   deposit: ObservedDeposit;

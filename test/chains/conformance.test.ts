@@ -115,7 +115,7 @@ describe.each(factories)('%s', (_name, start) => {
     expect(found).toHaveLength(1);
     expect((await chain.adapter.confirmations(found[0])).status).toBe('confirmed');
     await chain.reorg.undo(checkpoint, found[0]);
-    expect(await chain.adapter.confirmations(found[0])).toEqual({ status: 'reorged', confirmations: 0 });
+    expect(await chain.adapter.confirmations(found[0])).toMatchObject({ status: 'reorged', confirmations: 0 });
     // The same transaction mined again in another block counts from that block only.
     await chain.reorg.reinclude(found[0]);
     await chain.mine(2);

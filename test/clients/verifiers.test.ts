@@ -69,7 +69,8 @@ it('captures a real callback of every transport and event, GET with the merchant
   expect([...verdicts].sort()).toEqual(['bad-signature', 'bad-timestamp', 'missing-header', 'null', 'stale-timestamp']);
 });
 
-it('TypeScript (clients/typescript, standalone) agrees with the project verifier on every case', async () => {
+it('TypeScript (clients/typescript, standalone; the project verifies with this same code) gets every case right', async () => {
+  expect(projectVerify).toBe(clientVerify);
   const cases = casesFor('ts');
   const outcomes: Outcome[] = [];
   for (const c of cases) {
@@ -78,7 +79,6 @@ it('TypeScript (clients/typescript, standalone) agrees with the project verifier
     const r = c.gateway
       ? await new CallbackVerifier({ gatewayUrl: c.gateway, publicKeyPem: pem }).verify(request, c.now * 1000)
       : clientVerify(request, pem!, c.now * 1000);
-    if (!c.gateway) expect([c.name, projectVerify(request, pem!, c.now * 1000)]).toEqual([c.name, r]);
     outcomes.push({ name: c.name, ok: r.ok, reason: r.ok ? null : r.reason });
   }
   expectVerdicts(cases, outcomes);

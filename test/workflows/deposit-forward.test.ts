@@ -35,8 +35,11 @@ const input: DepositInput = {
  * repeats). Its history replays against the workflow code at once; with RECORD_HISTORIES=1 it is also
  * written to test/fixtures/histories/`record`.json, which test/foundation/replay.test.ts replays for good.
  */
-async function run(script: Reading[], record: string) {
+type Confirmation = { status: 'confirmed'; confirmations: number } | { status: 'reorged'; at: number };
+
+async function run(script: Reading[], record: string, confirmations: Confirmation[] = [{ status: 'confirmed', confirmations: 1 }]) {
   const calls: string[] = [];
+  const confirm = (): Confirmation => (confirmations.length > 1 ? confirmations.shift()! : confirmations[0]);
   let plans = 0;
   const read = (): Reading => (script.length > 1 ? script.shift()! : script[0]);
   const uuid = 'a1b2c3d4-0000-4000-8000-000000000001';
@@ -46,7 +49,11 @@ async function run(script: Reading[], record: string) {
       callbackHost: 'shop.example', txidIn: '0xin', result: 'pending', txidOut: null,
     }),
     evaluate: async () => ({ eligible: true, evidence: true }),
-    confirmations: async () => ({ status: 'confirmed', confirmations: 1 }),
+    confirmations: async () => {
+      const c = confirm();
+      calls.push(`confirmations ${c.status}`);
+      return c.status === 'reorged' ? { status: 'reorged', confirmations: 0, observedAt: String(c.at) } : c;
+    },
     markProcessing: async () => true,
     markFailed: async (_u: string, reason: string) => {
       calls.push(`markFailed ${reason}`);
@@ -135,6 +142,29 @@ describe('deposit workflow: a forward\'s fate', () => {
     expect(calls.filter((c) => c.startsWith('markFailed'))).toEqual(['markFailed forward 0xout1 failed: reverted']);
     expect(calls).not.toContain('discard');
     expect(calls).not.toContain('callback');
+    expect(status.state).toBe('failed');
+  }, 60_000);
+});
+
+describe('deposit workflow: a reorg before finality', () => {
+  it('one reorg reading (a lagging or lying node) is no verdict: the deposit goes on when the next reading finds it', async () => {
+    const { calls, status } = await run([{ status: 'confirmed' }], 'deposit-reorg-reading-then-confirmed', [
+      { status: 'reorged', at: 5 },
+      { status: 'confirmed', confirmations: 1 },
+    ]);
+    expect(calls.filter((c) => c.startsWith('markFailed'))).toEqual([]);
+    expect(status.state).toBe('done');
+  }, 60_000);
+
+  it('fails the payment, with no forward, when consecutive readings at increasing heads say so', async () => {
+    const { calls, status } = await run([{ status: 'confirmed' }], 'deposit-reorged', [
+      { status: 'reorged', at: 5 },
+      { status: 'reorged', at: 5 }, // the same head: not yet
+      { status: 'reorged', at: 6 },
+    ]);
+    expect(calls.filter((c) => c.startsWith('confirmations'))).toHaveLength(3);
+    expect(calls.filter((c) => c.startsWith('markFailed'))).toEqual(['markFailed deposit block reorganised out before finality']);
+    expect(calls).not.toContain('forward');
     expect(status.state).toBe('failed');
   }, 60_000);
 });

@@ -167,7 +167,9 @@ export class EvmAdapter implements ChainAdapter {
       this.call(() => this.provider.getBlockNumber()),
       this.call(() => this.provider.getBlock(Number(d.blockNumber))),
     ]);
-    if (block && block.hash === d.blockHash) return { status: 'confirmed', confirmations: Math.max(0, headNumber - Number(d.blockNumber) + 1) };
+    // A node that has not reached the deposit's height is behind (lagging, load-balanced), not reorganised.
+    if (!block || headNumber < Number(d.blockNumber)) throw new NodeUnavailableError(`node at ${headNumber} has no block ${d.blockNumber} yet`);
+    if (block.hash === d.blockHash) return { status: 'confirmed', confirmations: Math.max(0, headNumber - Number(d.blockNumber) + 1) };
     return this.reincluded(d, headNumber);
   }
 
@@ -176,7 +178,7 @@ export class EvmAdapter implements ChainAdapter {
    * same recipient the same amount at the same index (ETH value, or the same Transfer log).
    */
   private async reincluded(d: ObservedDeposit, headNumber: number): Promise<Confirmations> {
-    const reorged = { status: 'reorged', confirmations: 0 } as const;
+    const reorged = { status: 'reorged', confirmations: 0, observedAt: BigInt(headNumber) } as const;
     const r = await this.call(() => this.provider.getTransactionReceipt(d.txid));
     if (!r || r.status !== 1) return reorged;
     const block = await this.call(() => this.provider.getBlock(r.blockNumber));

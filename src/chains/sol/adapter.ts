@@ -96,8 +96,14 @@ export class SolAdapter implements ChainAdapter {
   async confirmations(d: ObservedDeposit): Promise<Confirmations> {
     const { value } = await this.call(() => this.connection.getSignatureStatuses([d.txid], { searchTransactionHistory: true }));
     const s = value[0];
-    if (!s || s.err) return { status: 'reorged', confirmations: 0 };
-    return { status: 'confirmed', confirmations: s.confirmationStatus === 'finalized' ? 1 : 0 };
+    if (s && !s.err) return { status: 'confirmed', confirmations: s.confirmationStatus === 'finalized' ? 1 : 0 };
+    // No status is also what a lagging node answers: the ledger itself is asked before it counts as gone.
+    if (!s) {
+      const tx = await this.call(() => this.connection.getTransaction(d.txid, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }));
+      if (tx && !tx.meta?.err) return { status: 'confirmed', confirmations: 0 };
+    }
+    const slot = await this.call(() => this.connection.getSlot('confirmed'));
+    return { status: 'reorged', confirmations: 0, observedAt: BigInt(slot) };
   }
 
   async estimateForwardCost(ticker: string, _priority: Priority): Promise<ForwardCostEstimate> {

@@ -1,6 +1,7 @@
 import { ASSETS, NETWORKS, type Priority } from '../../domain/assets';
 import {
   BroadcastRejectedError,
+  NodeUnavailableError,
   InvalidRequestError,
   type ChainAdapter,
   type Confirmations,
@@ -129,18 +130,21 @@ export class UtxoAdapter implements ChainAdapter {
   }
 
   async confirmations(d: ObservedDeposit): Promise<Confirmations> {
+    const height = await this.rpc.call<number>('getblockcount');
     try {
       const header = await this.rpc.call<{ confirmations: number }>('getblockheader', [d.blockHash, true]);
       // Bitcoin Core reports -1 for a block that is known but not on the active chain.
       if (header.confirmations >= 1) return { status: 'confirmed', confirmations: header.confirmations };
     } catch (e) {
       if (!(e instanceof RpcError && e.code === -5)) throw e;
+      // A node that does not know the block and has not reached its height is behind, not reorganised.
+      if (height < Number(d.blockNumber)) throw new NodeUnavailableError(`node at ${height} has not reached block ${d.blockNumber}`);
     }
-    return this.reincluded(d);
+    return this.reincluded(d, BigInt(height));
   }
 
-  /** The orphaned deposit's transaction mined again elsewhere (needs -txindex to be found); else reorged. */
-  private async reincluded(d: ObservedDeposit): Promise<Confirmations> {
+  /** The orphaned deposit's transaction mined again elsewhere (needs -txindex to be found); else a reorg reading. */
+  private async reincluded(d: ObservedDeposit, height: bigint): Promise<Confirmations> {
     try {
       const tx = await this.rpc.call<{ confirmations?: number; blockhash?: string }>('getrawtransaction', [d.txid, true]);
       if (tx.blockhash && tx.confirmations && tx.confirmations >= 1) {
@@ -152,7 +156,7 @@ export class UtxoAdapter implements ChainAdapter {
     } catch (e) {
       if (!(e instanceof RpcError)) throw e;
     }
-    return { status: 'reorged', confirmations: 0 };
+    return { status: 'reorged', confirmations: 0, observedAt: height };
   }
 
   async estimateForwardCost(ticker: string, priority: Priority): Promise<ForwardCostEstimate> {
