@@ -6,6 +6,7 @@ import { depositKey } from '../chains/adapter';
 import { sponsorAddresses } from '../chains/sponsor';
 import { scanOnce, type MatchedDeposit } from '../chains/watcher';
 import { logger } from '../observability/logger';
+import { describeError } from '../observability/redact';
 import { createWorker } from '../temporal/worker';
 import type { Services } from './services';
 
@@ -103,7 +104,7 @@ export async function startWorkerRuntime(
                 }),
               );
             } catch (e) {
-              logger.warn({ network, err: e instanceof Error ? e.message : String(e) }, 'watcher scan failed; retrying');
+              logger.warn({ network, err: describeError(e) }, 'watcher scan failed; retrying');
             }
             if (stopping) break;
             await new Promise<void>((r) => {
