@@ -11,9 +11,9 @@ export interface NodeProcess {
  * Starts a server as a child process with its output in `logFile`; stop() sends SIGTERM to exactly that
  * PID and SIGKILL after `killAfterMs`.
  */
-export function spawnNode(cmd: string, args: string[], logFile: string, killAfterMs = 10_000): NodeProcess {
+export function spawnNode(cmd: string, args: string[], logFile: string, killAfterMs = 10_000, env?: NodeJS.ProcessEnv): NodeProcess {
   const fd = fs.openSync(logFile, 'a');
-  const child = spawn(cmd, args, { stdio: ['ignore', fd, fd] });
+  const child = spawn(cmd, args, { stdio: ['ignore', fd, fd], ...(env ? { env } : {}) });
   fs.closeSync(fd);
   if (child.pid === undefined) throw new Error(`${cmd} did not start`);
   const exited = new Promise<void>((resolve) => {
