@@ -14,7 +14,10 @@ export interface LitecoindDevnet {
   stop(): Promise<void>;
 }
 
-export function litecoindAvailable(binary = '/usr/bin/litecoind'): boolean {
+/** Debian's litecoind, or the binary named by LITECOIND_PATH. */
+export const litecoindBinary = (): string => process.env.LITECOIND_PATH || '/usr/bin/litecoind';
+
+export function litecoindAvailable(binary = litecoindBinary()): boolean {
   return fs.existsSync(binary);
 }
 
@@ -38,7 +41,7 @@ export async function startLitecoind(opts: { dir: string; binary?: string }): Pr
     '-rpcbind=127.0.0.1', '-rpcallowip=127.0.0.1', '-fallbackfee=0.0002', '-rpcworkqueue=64',
   ];
   const log = path.join(opts.dir, 'litecoind.log');
-  const proc = spawnNode(opts.binary ?? '/usr/bin/litecoind', args, log);
+  const proc = spawnNode(opts.binary ?? litecoindBinary(), args, log);
   const rpcUrl = `http://${user}:${password}@127.0.0.1:${rpcPort}`;
   const rpc = new BitcoinRpc(rpcUrl);
   try {
