@@ -64,3 +64,13 @@ export async function startLitecoind(opts: { dir: string; binary?: string }): Pr
     throw e;
   }
 }
+
+/**
+ * Mines `blocks` regtest blocks and flushes the node's block index and chain state to disk at once
+ * (gettxoutsetinfo forces the flush): a crash right after, even SIGKILL, keeps those blocks, so a deposit
+ * recorded in one is still there after the restart instead of reading as reorged.
+ */
+export async function mineDurably(rpc: BitcoinRpc, blocks: number, address: string): Promise<void> {
+  await rpc.call('generatetoaddress', [blocks, address]);
+  await rpc.call('gettxoutsetinfo');
+}
