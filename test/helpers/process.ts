@@ -54,7 +54,9 @@ export async function killAndWait(children: Array<{ pid?: number; exitCode: numb
       if (c.exitCode !== null || c.signalCode !== null || !c.pid) return;
       const exited = new Promise<void>((r) => c.once('exit', () => r()));
       c.kill('SIGKILL');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, timeoutMs))]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
+      clearTimeout(timer);
     }),
   );
 }
