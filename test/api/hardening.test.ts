@@ -146,3 +146,31 @@ describe('create: payout and callback rules', () => {
     expect(r.status).toBe(200);
   });
 });
+
+describe('odd inputs never reach a 5xx', () => {
+  const nul = encodeURIComponent('\u0000');
+  it.each([
+    ['GET', `/api/btc/logs?callback=%ff`],
+    ['GET', `/api/btc/logs?callback=${'a'.repeat(5000)}`],
+    ['GET', `/api/btc/logs?callback=x&callback=y`],
+    ['GET', `/api/btc/create?callback_url=${nul}&address_out=${nul}`],
+    ['GET', `/api/sol/create?callback_url=https%3A%2F%2Fshop.example%2Fcb${nul}&address_out=1111111111111111111111111111111${nul}`],
+    ['GET', `/api/eth/create?callback_url=https%3A%2F%2Fshop.example%2Fcb&address_out=0x${'0'.repeat(39)}${nul}`],
+    ['GET', `/api/${nul}/info`],
+    ['GET', `/api/btc${nul}/logs?callback=x`],
+    ['GET', `/api/erc20/${nul}/create`],
+    ['GET', '/api/%2e%2e/info'],
+  ])('%s %s → 4xx with the spec body', async (method, path) => {
+    const r = await raw(method, path);
+    expect(r.status).toBeGreaterThanOrEqual(400);
+    expect(r.status).toBeLessThan(500);
+    expect(r.body).toMatchObject({ status: 'error', code: expect.any(Number), error: expect.any(String), message: expect.any(String) });
+    expect(api.logged).toEqual([]);
+  });
+
+  it('a JSON body with NUL in every field → 1001', async () => {
+    const r = await raw('POST', '/api/btc/create', { 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ callback_url: 'https://shop.example/\u0000', address_out: '\u0000' })));
+    expect(r.status).toBe(422);
+    expect(r.body).toMatchObject({ code: 1001, errors: { callback_url: expect.any(Array), address_out: expect.any(Array) } });
+  });
+});
