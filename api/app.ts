@@ -1,5 +1,7 @@
 import express, { type Express, type RequestHandler, type Router } from 'express';
 import { errorHandler, notFound, type LogFn } from './errors';
+import { refuseOptions } from './request-errors';
+import { describeError } from '../src/observability/redact';
 import { statusRoutes } from './routes/status';
 
 export interface AppDeps {
@@ -15,9 +17,10 @@ export function createApp(deps: AppDeps = {}): Express {
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   for (const m of deps.before ?? []) app.use(m);
+  app.use(refuseOptions);
   app.use(statusRoutes());
   for (const r of deps.routes ?? []) app.use(r);
   app.use(notFound);
-  app.use(errorHandler(deps.log ?? ((msg, err) => console.error(msg, err))));
+  app.use(errorHandler(deps.log ?? ((msg, err) => console.error(msg, describeError(err)))));
   return app;
 }

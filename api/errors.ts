@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { GatewayError } from '../src/domain/errors';
+import { requestError } from './request-errors';
 
 export type LogFn = (msg: string, err: unknown) => void;
 
@@ -16,6 +17,7 @@ export const notFound: RequestHandler = (req, res) => {
 export function errorHandler(log: LogFn): ErrorRequestHandler {
   return (err, _req, res, next) => {
     if (res.headersSent) return next(err);
+    err = requestError(err) ?? err;
     let e: GatewayError;
     if (err instanceof GatewayError) e = err;
     else if (err?.type === 'entity.parse.failed') e = new GatewayError(1001, 'The request body is not valid JSON.', { body: ['Malformed JSON.'] });

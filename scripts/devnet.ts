@@ -36,6 +36,7 @@ async function main(): Promise<void> {
     case 'up': {
       const nets = await startDevnets(dir);
       for (const [k, v] of Object.entries(nets.env)) console.log(`${k}=${k.endsWith('RPC_URL') ? v.replace(/\/\/[^@/]*@/, '//***@') : v}`);
+      for (const n of nets.newChains) console.log(`local ${n} chain is new (the devnet kept no state of it across the restart)`);
       console.log(`state in ${nets.stateFile}; Ctrl-C stops the chains`);
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);

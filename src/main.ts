@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { chainConfigFromEnv } from './chains/config';
 import { startDevnets } from './chains/devnet';
+import { settleNewLocalChains } from './chains/devnet/reset';
 import { HdSeed } from './chains/keys';
 import type { Config } from './config';
 import { configOrExit } from './entry/common';
@@ -50,6 +51,7 @@ async function main(cfg: Config): Promise<void> {
     const devnets = await startDevnets(path.join(cfg.dataDir, 'devnet'), { seed });
     stops.push(() => devnets.stop());
     Object.assign(env, devnets.env);
+    for (const line of await settleNewLocalChains(database.db, devnets.newChains)) console.log(line);
     console.log(`local chains: ${Object.keys(chainConfigFromEnv(env)).join(', ')} (npm run devnet -- pay|mine …)`);
   }
 

@@ -17,6 +17,8 @@ export const LogsQuery = z.strictObject({
     .string({ error: (iss) => (iss.input === undefined ? 'Required.' : 'Must be a single string value.') })
     .min(1, { error: 'Required.' })
     .max(CALLBACK_URL_MAX, { error: `Must be at most ${CALLBACK_URL_MAX} characters.` })
+    // No stored callback URL holds a control character (create takes printable ASCII only), and the database refuses NUL.
+    .regex(/^[^\x00-\x1f\x7f]*$/, { error: 'Must not contain control characters.' })
     .meta({ description: 'The exact callback URL used at creation, URL-encoded' }),
 });
 

@@ -26,7 +26,11 @@ export function callbackUrlProblems(raw: string, opts: { allowHttp: boolean }): 
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return ['Must be an absolute http(s) URL.'];
   if (!/^https?:\/\/[^/?#]/i.test(raw) || url.hostname === '') problems.push('Must be an absolute http(s) URL with a host.');
   if (scheme === 'http' && !opts.allowHttp) problems.push('Must use https.');
-  if (url.username !== '' || url.password !== '') problems.push('Must not contain credentials.');
+  // Any userinfo, even an empty one (`https://:@host/`, `https://@host/`), which the URL parser reports as no credentials.
+  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(raw)?.[1] ?? '';
+  if (url.username !== '' || url.password !== '' || authority.includes('@')) problems.push('Must not contain credentials.');
+  // Port 0 cannot be connected to; the parser keeps it (`https://host:0/`, `:00`).
+  if (url.port !== '' && Number(url.port) === 0) problems.push('Must not use port 0.');
 
   const query = url.search.slice(1);
   if (query !== '') {

@@ -9,6 +9,18 @@ export type WatchedConfig = typeof paymentConfigs.$inferSelect;
 export interface MatchedDeposit {
   deposit: ObservedDeposit;
   config: WatchedConfig;
+  /**
+   * The deposit's confirmations as the watcher saw them: blocks from its block to the tip of the scan,
+   * at least 1 (it is mined); 0 for the sol family, whose finality only the deposit's own check reports.
+   */
+  confirmations: number;
+}
+
+/** Confirmations of a deposit in block `height` when `tip` is the newest block read (SPEC 2.4, 6 rule 8). */
+export function confirmationsAtDetection(network: string, height: bigint, tip: bigint): number {
+  if (NETWORKS[network].family === 'sol') return 0;
+  const n = tip - height + 1n;
+  return n < 1n ? 1 : Number(n);
 }
 
 export interface ScanOptions {
@@ -44,7 +56,7 @@ export async function writeCursor(db: Db, network: string, cursor: Cursor): Prom
  * configuration that takes its asset: the one it was created for, or another of the same family it was
  * reused for (config_tickers). Anything else sent to the address (e.g. the gas tank's top-ups) is not a payment.
  */
-export async function matchBlock(db: Db, network: string, block: ScannedBlock): Promise<MatchedDeposit[]> {
+export async function matchBlock(db: Db, network: string, block: ScannedBlock, tip?: bigint): Promise<MatchedDeposit[]> {
   const recipients = [...new Set(block.deposits.map((d) => d.recipient))];
   if (recipients.length === 0) return [];
   const family = NETWORKS[network].addressFamily;
@@ -66,9 +78,10 @@ export async function matchBlock(db: Db, network: string, block: ScannedBlock): 
     byAddress.set(config.addressIn, entry);
   }
   const out: MatchedDeposit[] = [];
+  const confirmations = confirmationsAtDetection(network, block.height, tip ?? block.height);
   for (const d of block.deposits) {
     const entry = byAddress.get(d.recipient);
-    if (entry?.tickers.has(d.ticker)) out.push({ deposit: d, config: entry.config });
+    if (entry?.tickers.has(d.ticker)) out.push({ deposit: d, config: entry.config, confirmations });
   }
   return out;
 }
@@ -88,13 +101,14 @@ export async function scanOnce(adapter: ChainAdapter, db: Db, network: string, o
   }
   const batch = await adapter.scan(stored ?? opts.startAfter!, opts.maxBlocks);
   const matched: MatchedDeposit[] = [];
+  const last = batch.blocks[batch.blocks.length - 1];
+  const tip = last && last.height > batch.cursor.height ? last.height : batch.cursor.height;
   for (const block of batch.blocks) {
-    const matches = await matchBlock(db, network, block);
+    const matches = await matchBlock(db, network, block, tip);
     if (matches.length && opts.onMatch) await opts.onMatch(matches, block);
     matched.push(...matches);
     await writeCursor(db, network, { height: block.height, hash: block.hash });
   }
-  const last = batch.blocks[batch.blocks.length - 1];
   // The batch may end past its last block (skipped Solana slots) or behind the stored cursor (reorg).
   if (!last || last.height !== batch.cursor.height || last.hash !== batch.cursor.hash) await writeCursor(db, network, batch.cursor);
   return matched;

@@ -1,14 +1,35 @@
 import pino from 'pino';
 
+/** Where log lines go: stdout, unless a process (the test runner) sends them elsewhere. */
+export interface LogSink {
+  write(line: string): void;
+}
+
+let sink: LogSink = process.stdout;
+
+/**
+ * Sends every later log line of this process to `next` (tests: one file per test file, shown when a test
+ * fails). Returns the previous sink.
+ */
+export function setLogSink(next: LogSink): LogSink {
+  const previous = sink;
+  sink = next;
+  return previous;
+}
+
 /**
  * Structured JSON logs. Secrets never reach a log line: the redact list names every field that could
- * carry one, and callback bodies are only logged at debug level by the code that has them.
+ * carry one, and callback bodies are only logged at debug level by the code that has them. No URL or
+ * query string is logged either (errors pass through src/observability/redact.ts).
  */
-export const logger = pino({
-  level: process.env.LOG_LEVEL ?? 'info',
-  base: { service: 'gateway' },
-  redact: {
-    paths: ['mnemonic', 'seed', 'privateKey', 'signingKey', 'password', 'req.headers.authorization', '*.mnemonic', '*.privateKey', '*.password'],
-    censor: '[redacted]',
+export const logger = pino(
+  {
+    level: process.env.LOG_LEVEL || 'info',
+    base: { service: 'gateway' },
+    redact: {
+      paths: ['mnemonic', 'seed', 'privateKey', 'signingKey', 'password', 'req.headers.authorization', '*.mnemonic', '*.privateKey', '*.password'],
+      censor: '[redacted]',
+    },
   },
-});
+  { write: (line: string) => sink.write(line) },
+);

@@ -4,6 +4,7 @@ import { pinoHttp } from 'pino-http';
 import { createApp } from '../../api/app';
 import { publicRoutes } from '../../api/routes';
 import { logger } from '../observability/logger';
+import { describeError } from '../observability/redact';
 import { httpMetrics } from '../observability/metrics';
 import type { ApiServices } from './services';
 
@@ -40,7 +41,7 @@ export async function startApiRuntime(services: ApiServices, opts: { port?: numb
       config: cfg,
       getPublicKeyPem: () => services.material.publicKeyPem(),
     }),
-    log: (msg, err) => logger.error({ err: err instanceof Error ? err.message : String(err) }, msg),
+    log: (msg, err) => logger.error({ err: describeError(err) }, msg),
   });
   const server = http.createServer(app);
   await new Promise<void>((resolve, reject) => {

@@ -5,7 +5,11 @@ import type { DepositInput } from '../../activities/deposit';
 import { depositKey } from '../chains/adapter';
 import { sponsorAddresses } from '../chains/sponsor';
 import { scanOnce, type MatchedDeposit } from '../chains/watcher';
+import type { Db } from '../db/client';
+import { insertDeposit } from '../db/queries/payments';
+import { NETWORKS } from '../domain/assets';
 import { logger } from '../observability/logger';
+import { describeError } from '../observability/redact';
 import { createWorker } from '../temporal/worker';
 import { startPublisher } from './public-material';
 import type { Services } from './services';
@@ -29,6 +33,29 @@ export function depositInput(m: MatchedDeposit): DepositInput {
     blockNumber: d.blockNumber.toString(),
     blockHash: d.blockHash,
   };
+}
+
+/**
+ * Records each matched deposit with the confirmations the watcher saw, before its workflow starts: the
+ * workflow's own recordDeposit then finds this row (the deposit key is unique; one UUID), and a deposit
+ * that fails eligibility at once (below the minimum) still shows how deep it was mined (SPEC 2.4).
+ */
+export async function recordDetectedDeposits(db: Db, matches: MatchedDeposit[]): Promise<void> {
+  for (const m of matches) {
+    const d = m.deposit;
+    await insertDeposit(db, {
+      configId: m.config.id,
+      ticker: d.ticker,
+      network: d.network,
+      depositKey: depositKey(d),
+      txidIn: d.txid,
+      vout: NETWORKS[d.network].family === 'utxo' ? d.index : null,
+      blockNumber: d.blockNumber,
+      blockHash: d.blockHash,
+      valueBase: d.amount,
+      confirmations: m.confirmations,
+    });
+  }
 }
 
 /**
@@ -112,12 +139,15 @@ export async function startWorkerRuntime(
               await database.withLock(`watch:${network}`, () =>
                 scanOnce(adapter, database.db, network, {
                   // The gas tank's top-ups to an address_in are the gateway's own money, never a payment.
-                  onMatch: (matches) =>
-                    startDepositWorkflows(client, cfg.taskQueue, matches.filter((m) => !m.deposit.sender || !ownSenders.has(m.deposit.sender)), opts.depositPollInterval),
+                  onMatch: async (found) => {
+                    const matches = found.filter((m) => !m.deposit.sender || !ownSenders.has(m.deposit.sender));
+                    await recordDetectedDeposits(database.db, matches);
+                    await startDepositWorkflows(client, cfg.taskQueue, matches, opts.depositPollInterval);
+                  },
                 }),
               );
             } catch (e) {
-              logger.warn({ network, err: e instanceof Error ? e.message : String(e) }, 'watcher scan failed; retrying');
+              logger.warn({ network, err: describeError(e) }, 'watcher scan failed; retrying');
             }
             if (stopping) break;
             await new Promise<void>((r) => {

@@ -5,6 +5,14 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { spawnNode } from '../chains/devnet/process';
 
+/**
+ * The Temporal server asks updates.temporal.io for a newer version when its frontend starts (a DNS
+ * lookup and an HTTPS request at once). The embedded default makes no outbound connection: the check is
+ * off by its dynamic-config key, and by the server's environment switch as well.
+ */
+export const NO_VERSION_CHECK_ARGS = ['--dynamic-config-value', 'frontend.enableServerVersionCheck=false'];
+export const NO_VERSION_CHECK_ENV = { TEMPORAL_VERSION_CHECK_DISABLED: '1' };
+
 export interface DevServer {
   address: string;
   uiUrl: string;
@@ -74,10 +82,11 @@ export async function startDevServer(opts: {
     '--db-filename', path.join(opts.dataDir, 'temporal.sqlite'),
     '--namespace', opts.namespace,
     '--log-level', 'warn',
+    ...NO_VERSION_CHECK_ARGS,
   ];
   for (const [name, type] of Object.entries(opts.searchAttributes ?? {})) args.push('--search-attribute', `${name}=${type}`);
   // SIGKILL after 5 s, so `npm start` is gone within its 10 s even if the dev server hangs.
-  const { child, stop } = spawnNode(opts.cliPath, args, path.join(opts.dataDir, 'temporal.log'), 5000);
+  const { child, stop } = spawnNode(opts.cliPath, args, path.join(opts.dataDir, 'temporal.log'), 5000, { ...process.env, ...NO_VERSION_CHECK_ENV });
   const address = `${opts.host}:${port}`;
   try {
     await waitForFrontend(address, child, opts.timeoutMs ?? 60_000);

@@ -1,4 +1,7 @@
+import * as web3 from '@solana/web3.js';
 import { PublicKey } from '@solana/web3.js';
+import * as splToken from '@solana/spl-token';
+import { UNSPENDABLE_SOL_ADDRESSES } from '../../src/chains/sol/address';
 import { canonicalAddress, deriveAddressIn, deriveEvmWallet, deriveSolKeypair, deriveUtxoKey, utxoNetwork, utxoOutputScript, validateAddress } from '../../src/chains/addresses';
 import { HdSeed } from '../../src/chains/keys';
 import { ADDRESS_FIXTURES } from './address-fixtures';
@@ -19,6 +22,35 @@ describe('validateAddress fixtures', () => {
     const [pda] = PublicKey.findProgramAddressSync([Buffer.from('vault')], new PublicKey('TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA'));
     expect(PublicKey.isOnCurve(pda.toBytes())).toBe(false);
     expect(validateAddress('solana', 'mainnet', pda.toBase58())).toBe(false);
+  });
+
+  it.each([
+    ['System Program', '11111111111111111111111111111111'],
+    ['Clock sysvar', 'SysvarC1ock11111111111111111111111111111111'],
+    ['Rent sysvar', 'SysvarRent111111111111111111111111111111111'],
+    ['Token program', 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA'],
+    ['Stake program', 'Stake11111111111111111111111111111111111111'],
+    ['incinerator', '1nc1nerator11111111111111111111111111111111'],
+  ])('refuses the %s as a Solana payout address although it is canonical base58 of 32 bytes', (_name, a) => {
+    expect(new PublicKey(a).toBase58()).toBe(a);
+    expect(validateAddress('solana', 'mainnet', a)).toBe(false);
+    expect(validateAddress('solana', 'regtest', a)).toBe(false);
+  });
+
+  it('refuses every well-known program, sysvar and token-program address of the Solana libraries', () => {
+    const fromLibraries = [
+      web3.SystemProgram.programId, web3.StakeProgram.programId, web3.VoteProgram.programId, web3.ComputeBudgetProgram.programId,
+      web3.AddressLookupTableProgram.programId, web3.Ed25519Program.programId, web3.Secp256k1Program.programId,
+      web3.BPF_LOADER_PROGRAM_ID, web3.BPF_LOADER_DEPRECATED_PROGRAM_ID, web3.STAKE_CONFIG_ID,
+      web3.SYSVAR_CLOCK_PUBKEY, web3.SYSVAR_EPOCH_SCHEDULE_PUBKEY, web3.SYSVAR_INSTRUCTIONS_PUBKEY, web3.SYSVAR_RECENT_BLOCKHASHES_PUBKEY,
+      web3.SYSVAR_RENT_PUBKEY, web3.SYSVAR_REWARDS_PUBKEY, web3.SYSVAR_SLOT_HASHES_PUBKEY, web3.SYSVAR_SLOT_HISTORY_PUBKEY,
+      web3.SYSVAR_STAKE_HISTORY_PUBKEY, splToken.TOKEN_PROGRAM_ID, splToken.TOKEN_2022_PROGRAM_ID, splToken.ASSOCIATED_TOKEN_PROGRAM_ID,
+      splToken.NATIVE_MINT, splToken.NATIVE_MINT_2022,
+    ].map((k) => k.toBase58());
+    for (const a of fromLibraries) expect([a, UNSPENDABLE_SOL_ADDRESSES.has(a)]).toEqual([a, true]);
+    for (const a of UNSPENDABLE_SOL_ADDRESSES) expect([a, validateAddress('solana', 'mainnet', a)]).toEqual([a, false]);
+    // An ordinary wallet key is still accepted.
+    expect(validateAddress('solana', 'mainnet', web3.Keypair.generate().publicKey.toBase58())).toBe(true);
   });
 
   it('throws only for an unknown network', () => {

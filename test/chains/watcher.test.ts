@@ -3,18 +3,21 @@
  * number of watched addresses, a durable cursor (a restart neither misses nor repeats), and a block
  * whose onMatch failed is read again.
  */
-import { sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { Pool } from 'pg';
 import { Contract, JsonRpcProvider, Network, Wallet, parseEther } from 'ethers';
 import type { Db } from '../../src/db/client';
 import * as schema from '../../src/db/schema';
-import { paymentConfigs } from '../../src/db/schema';
+import { paymentConfigs, payments } from '../../src/db/schema';
+import { insertDeposit } from '../../src/db/queries/payments';
+import { depositKey } from '../../src/chains/adapter';
+import { recordDetectedDeposits } from '../../src/runtime/worker';
 import { EvmAdapter } from '../../src/chains/evm/adapter';
 import { ERC20 } from '../../src/chains/evm/erc20';
 import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
 import { jsonRpc } from '../../src/chains/devnet/process';
-import { readCursor, scanOnce, startWatchers, type MatchedDeposit } from '../../src/chains/watcher';
+import { confirmationsAtDetection, readCursor, scanOnce, startWatchers, type MatchedDeposit } from '../../src/chains/watcher';
 import { createAdapterRegistry } from '../../src/chains/factory';
 import { createTestDatabase } from '../helpers/db';
 import { isAlive, waitFor } from '../helpers/process';
@@ -133,6 +136,32 @@ test('a block whose onMatch failed is read again; the cursor does not pass it', 
   const matched = await scanOnce(adapter, db, 'ethereum', { onMatch: async (m) => void seen.push(...m.map((x) => x.deposit.txid)) });
   expect(matched).toHaveLength(1);
   expect(seen).toEqual([matched[0].deposit.txid]);
+});
+
+test('a deposit is recorded with the confirmations the watcher saw; the workflow\'s later record keeps that row', async () => {
+  await scanOnce(adapter, db, 'ethereum');
+  const receipt = (await (await customer.sendTransaction({ to: adapter.deriveAddressIn(1n), value: parseEther('0.0001') })).wait())!;
+  await mine(2);
+  const head = await provider.getBlockNumber();
+  const matched = await scanOnce(adapter, db, 'ethereum', { onMatch: (m) => recordDetectedDeposits(db, m) });
+  expect(matched.map((m) => [m.deposit.txid, m.confirmations])).toEqual([[receipt.hash, head - receipt.blockNumber + 1]]);
+  expect(head - receipt.blockNumber + 1).toBe(3);
+  const d = matched[0].deposit;
+  // What the deposit workflow's recordDeposit does: the same key, no confirmations of its own.
+  const again = await insertDeposit(db, {
+    configId: matched[0].config.id, ticker: d.ticker, network: d.network, depositKey: depositKey(d), txidIn: d.txid, vout: null,
+    blockNumber: d.blockNumber, blockHash: d.blockHash, valueBase: d.amount,
+  });
+  expect(again.confirmations).toBe(3);
+  const rows = await db.select().from(payments).where(eq(payments.depositKey, depositKey(d)));
+  expect(rows.map((r) => [r.uuid, r.confirmations, r.result])).toEqual([[again.uuid, 3, 'pending']]);
+});
+
+test('confirmations at detection: at least 1 once mined, 0 for the sol family (finality is checked later)', () => {
+  expect(confirmationsAtDetection('ethereum', 10n, 10n)).toBe(1);
+  expect(confirmationsAtDetection('ethereum', 10n, 14n)).toBe(5);
+  expect(confirmationsAtDetection('litecoin', 10n, 9n)).toBe(1);
+  expect(confirmationsAtDetection('solana', 10n, 100n)).toBe(0);
 });
 
 test('a reorg of the cursor block rewinds the cursor onto the canonical chain', async () => {

@@ -34,9 +34,14 @@ export type Gateway = Awaited<ReturnType<typeof startGateway>>;
 export async function startGateway(opts: { worker?: boolean; prices?: PriceSource } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-e2e-'));
   const stops: Array<() => Promise<void>> = [];
+  // Every part stops, in reverse order (the database last); the first failure is reported afterwards,
+  // e.g. a connection that outlived the worker (test/helpers/db.ts drop()).
   const stop = async () => {
-    for (const s of stops.reverse()) await s().catch(() => undefined);
+    const failures: unknown[] = [];
+    for (const s of stops.reverse()) await s().catch((e: unknown) => failures.push(e));
+    stops.length = 0;
     fs.rmSync(dir, { recursive: true, force: true });
+    if (failures.length) throw failures[0];
   };
   try {
     const database = await createTestDatabase();
@@ -84,7 +89,7 @@ export async function startGateway(opts: { worker?: boolean; prices?: PriceSourc
 
     return { dir, cfg, env, database, devnets, temporal, services, worker, api, merchant, merchantUrl, publicKey, stop };
   } catch (e) {
-    await stop();
+    await stop().catch(() => undefined);
     throw e;
   }
 }

@@ -121,6 +121,8 @@ describe('independent payments and eligibility', () => {
     await waitFor(async () => (await logsOf(gw, 'eth', callback)).body.callbacks?.[0]?.result === 'failed', 60_000, 'failed record');
     const rec = (await logsOf(gw, 'eth', callback)).body.callbacks[0];
     expect(rec).toMatchObject({ txid_in: txid, result: 'failed', value_coin: '0.000500000000000000', txid_out: null });
+    // Mined, so at least one confirmation as the watcher saw it (SPEC 2.4), although no confirmation check ever ran.
+    expect(rec.confirmations as number).toBeGreaterThanOrEqual(1);
     expect(rec.logs).toEqual([]);
     expect(gw.merchant.received.filter((r) => r.fields?.txid_in === txid)).toHaveLength(0);
   }, 120_000);

@@ -8,7 +8,7 @@ import { payments } from '../../src/db/schema';
 import { parseUnits } from '../../src/domain/money';
 import { freePort } from '../../src/temporal/devserver';
 import { runAdmin } from '../../scripts/admin';
-import { isAlive, waitFor } from '../helpers/process';
+import { killAndWait, waitFor } from '../helpers/process';
 import { balanceOf, createConfig, logsOf, startGateway, waitForCallback, type Gateway } from './harness';
 
 /**
@@ -68,7 +68,7 @@ beforeAll(async () => {
   gw = await startGateway({ worker: false });
 }, 240_000);
 afterAll(async () => {
-  for (const c of children) if (c.pid && isAlive(c.pid)) c.kill('SIGKILL');
+  await killAndWait(children);
   await gw?.stop();
 }, 60_000);
 

@@ -6,7 +6,7 @@ import { Client } from 'pg';
 import { freePort } from '../../src/temporal/devserver';
 
 /**
- * Tests run against a real PostgreSQL. DATABASE_URL (exported by .ci/run) wins; otherwise a throw-away
+ * Tests run against a real PostgreSQL. DATABASE_URL wins; otherwise (as in .ci/run) a throw-away
  * cluster is made with the machine's initdb and stopped by PID in global-teardown.
  */
 function findPgBin(name: string): string | undefined {

@@ -43,3 +43,20 @@ export async function waitFor(predicate: () => boolean | Promise<boolean>, timeo
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/**
+ * SIGKILLs each child that is still running and resolves once all have exited, so that nothing they held
+ * (a database connection, a port) outlives the call.
+ */
+export async function killAndWait(children: Array<{ pid?: number; exitCode: number | null; signalCode: NodeJS.Signals | null; once(e: 'exit', f: () => void): unknown; kill(s: NodeJS.Signals): boolean }>, timeoutMs = 10_000): Promise<void> {
+  await Promise.all(
+    children.map(async (c) => {
+      if (c.exitCode !== null || c.signalCode !== null || !c.pid) return;
+      const exited = new Promise<void>((r) => c.once('exit', () => r()));
+      c.kill('SIGKILL');
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
+      clearTimeout(timer);
+    }),
+  );
+}

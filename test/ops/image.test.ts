@@ -6,7 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { resolveTemporalCli } from '../../src/temporal/binaries';
 import { freePort, startDevServer, type DevServer } from '../../src/temporal/devserver';
 import { createTestDatabase } from '../helpers/db';
-import { isAlive, waitFor } from '../helpers/process';
+import { killAndWait, waitFor } from '../helpers/process';
 
 /**
  * What the Dockerfile does, without Docker: `npm run build`, the workflow bundle made at build time,
@@ -33,7 +33,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  for (const c of children) if (c.pid && isAlive(c.pid)) c.kill('SIGKILL');
+  await killAndWait(children);
   await temporal?.stop();
   await database?.drop();
   fs.rmSync(out, { recursive: true, force: true });

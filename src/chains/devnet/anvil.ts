@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { ContractFactory, JsonRpcProvider, Network, Wallet, parseEther, parseUnits } from 'ethers';
 import { freePort } from '../../temporal/devserver';
@@ -18,6 +19,8 @@ export interface AnvilDevnet {
   customerKey: string;
   /** ticker → deployed test ERC-20 (6 decimals), the supply held by the customer. */
   tokens: Record<string, string>;
+  /** False when a previous run's chain was asked for (`previous`) but its state was gone: a new chain. */
+  restored: boolean;
   stop(): Promise<void>;
 }
 
@@ -33,11 +36,35 @@ export interface AnvilOptions {
   previous?: { customerKey: string; tokens: Record<string, string> };
 }
 
+/**
+ * The state file to load: a crash in the middle of a dump can leave it cut short, and anvil then refuses
+ * to start. A state file that parses is copied aside; one that does not is replaced by that copy.
+ */
+function usableStateFile(file: string): string {
+  const backup = `${file}.last-good`;
+  if (!fs.existsSync(file)) return file;
+  try {
+    JSON.parse(fs.readFileSync(file, 'utf8'));
+    fs.copyFileSync(file, backup);
+  } catch {
+    if (fs.existsSync(backup)) {
+      console.error(`anvil state ${file} is unreadable (cut short by a crash); starting from the last good copy`);
+      fs.copyFileSync(backup, file);
+    } else {
+      console.error(`anvil state ${file} is unreadable (cut short by a crash); the local Ethereum chain starts new`);
+      fs.rmSync(file);
+    }
+  }
+  return file;
+}
+
 export async function startAnvil(opts: AnvilOptions): Promise<AnvilDevnet> {
   const port = await freePort('127.0.0.1');
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', ANVIL_CHAIN_ID.toString(), '--accounts', '1', '--mnemonic-random', '--silent'];
   if (opts.blockTime) args.push('--block-time', String(opts.blockTime));
-  if (opts.persist) args.push('--state', path.join(opts.dir, 'anvil-state.json'));
+  // anvil writes its state on a clean exit only; every second as well, so that a crash (SIGKILL) of the
+  // process tree loses at most the last second of the local chain instead of all of it.
+  if (opts.persist) args.push('--state', usableStateFile(path.join(opts.dir, 'anvil-state.json')), '--state-interval', '1');
   const log = path.join(opts.dir, 'anvil.log');
   const proc: NodeProcess = spawnNode(anvilBinary(), args, log);
   const rpcUrl = `http://127.0.0.1:${port}`;
@@ -59,7 +86,8 @@ export async function startAnvil(opts: AnvilOptions): Promise<AnvilDevnet> {
       tokens = { erc20_usdt: address };
     }
     provider.destroy();
-    return { rpcUrl, chainId: ANVIL_CHAIN_ID, pid: proc.pid, customerKey: customer.privateKey, tokens, stop: proc.stop };
+    const restored = opts.previous !== undefined && tokens === opts.previous.tokens;
+    return { rpcUrl, chainId: ANVIL_CHAIN_ID, pid: proc.pid, customerKey: customer.privateKey, tokens, restored, stop: proc.stop };
   } catch (e) {
     await proc.stop();
     throw e;

@@ -6,6 +6,7 @@ import { parseUnits } from '../../domain/money';
 import { ERC20 } from '../evm/erc20';
 import { BitcoinRpc, fromSats } from '../utxo/rpc';
 import type { DevnetState } from './index';
+import { mineDurably } from './litecoind';
 import { jsonRpc } from './process';
 import { sendAndPoll } from './surfnet';
 
@@ -74,7 +75,7 @@ export async function devnetMine(state: DevnetState, ticker: string, blocks: num
   if (asset.network === 'litecoin') {
     const ltc = need(state.litecoin, 'litecoin');
     const rpc = new BitcoinRpc(ltc.rpcUrl);
-    await rpc.call('generatetoaddress', [blocks, ltc.minerAddress]);
+    await mineDurably(rpc, blocks, ltc.minerAddress);
     return BigInt(await rpc.call<number>('getblockcount'));
   }
   if (asset.network === 'solana') {

@@ -4,7 +4,7 @@ import type { HdSeed } from '../keys';
 import { sponsorAddresses } from '../sponsor';
 import { BitcoinRpc } from '../utxo/rpc';
 import { startAnvil } from './anvil';
-import { litecoindAvailable, startLitecoind } from './litecoind';
+import { litecoindAvailable, mineDurably, startLitecoind } from './litecoind';
 import { startSurfnet } from './surfnet';
 
 /** What `npm run devnet` needs to drive the running chains; holds test keys only, kept 0600 in the data dir. */
@@ -21,6 +21,11 @@ export interface Devnets {
   stateFile: string;
   /** Child processes (anvil, litecoind); surfnet runs inside this process. */
   pids: number[];
+  /**
+   * Networks whose local chain is new although an earlier run had one: surfnet (Solana) keeps its chain
+   * in memory only, and anvil's state can be lost. Payments recorded on the old chain can never complete.
+   */
+  newChains: string[];
   stop(): Promise<void>;
 }
 
@@ -45,7 +50,8 @@ export function readDevnetState(dir: string): DevnetState {
 }
 
 /**
- * Local chains for the embedded default: anvil (chain state kept in dir), surfnet in this process,
+ * Local chains for the embedded default: anvil (chain state kept in dir, dumped every second, so that it
+ * survives a crash), surfnet in this process (in memory: a new chain on every start),
  * and litecoind in regtest when installed, each on a free loopback port, with funded customer and
  * gas-tank wallets. Keys are generated here at run time.
  */
@@ -59,6 +65,7 @@ export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promi
   };
   const env: Record<string, string> = {};
   const pids: number[] = [];
+  const newChains: string[] = [];
   const state: DevnetState = {};
   try {
     const sponsors = opts.seed ? sponsorAddresses(opts.seed) : undefined;
@@ -72,12 +79,14 @@ export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promi
     });
     stops.push(anvil.stop);
     pids.push(anvil.pid);
+    if (previous.ethereum && !anvil.restored) newChains.push('ethereum');
     state.ethereum = { rpcUrl: anvil.rpcUrl, chainId: anvil.chainId.toString(), customerKey: anvil.customerKey, tokens: anvil.tokens };
     Object.assign(env, { ETHEREUM_RPC_URL: anvil.rpcUrl, ETHEREUM_CHAIN: 'regtest', ERC20_USDT_CONTRACT: anvil.tokens.erc20_usdt });
 
     const payer = sponsors?.solFeePayer;
     const surf = await startSurfnet({ fund: payer ? [payer] : [], slotTimeMs: opts.solSlotTimeMs ?? 400 });
     stops.push(surf.stop);
+    if (previous.solana) newChains.push('solana');
     state.solana = { rpcUrl: surf.rpcUrl, customerSecret: surf.customerSecret, tokens: surf.tokens };
     Object.assign(env, { SOLANA_RPC_URL: surf.rpcUrl, SOLANA_CHAIN: 'regtest', SOL_USDC_CONTRACT: surf.tokens.sol_usdc });
 
@@ -90,13 +99,13 @@ export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promi
       const every = opts.ltcBlockIntervalMs ?? 10_000;
       if (every > 0) {
         const rpc = new BitcoinRpc(ltc.rpcUrl);
-        const timer = setInterval(() => void rpc.call('generatetoaddress', [1, ltc.minerAddress]).catch(() => undefined), every);
+        const timer = setInterval(() => void mineDurably(rpc, 1, ltc.minerAddress).catch(() => undefined), every);
         timer.unref();
         stops.push(async () => clearInterval(timer));
       }
     }
     fs.writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
-    return { env, state, stateFile, pids, stop };
+    return { env, state, stateFile, pids, newChains, stop };
   } catch (e) {
     await stop();
     throw e;

@@ -14,7 +14,10 @@ export interface LitecoindDevnet {
   stop(): Promise<void>;
 }
 
-export function litecoindAvailable(binary = '/usr/bin/litecoind'): boolean {
+/** Debian's litecoind, or the binary named by LITECOIND_PATH. */
+export const litecoindBinary = (): string => process.env.LITECOIND_PATH || '/usr/bin/litecoind';
+
+export function litecoindAvailable(binary = litecoindBinary()): boolean {
   return fs.existsSync(binary);
 }
 
@@ -38,7 +41,7 @@ export async function startLitecoind(opts: { dir: string; binary?: string }): Pr
     '-rpcbind=127.0.0.1', '-rpcallowip=127.0.0.1', '-fallbackfee=0.0002', '-rpcworkqueue=64',
   ];
   const log = path.join(opts.dir, 'litecoind.log');
-  const proc = spawnNode(opts.binary ?? '/usr/bin/litecoind', args, log);
+  const proc = spawnNode(opts.binary ?? litecoindBinary(), args, log);
   const rpcUrl = `http://${user}:${password}@127.0.0.1:${rpcPort}`;
   const rpc = new BitcoinRpc(rpcUrl);
   try {
@@ -60,4 +63,14 @@ export async function startLitecoind(opts: { dir: string; binary?: string }): Pr
     await proc.stop();
     throw e;
   }
+}
+
+/**
+ * Mines `blocks` regtest blocks and flushes the node's block index and chain state to disk at once
+ * (gettxoutsetinfo forces the flush): a crash right after, even SIGKILL, keeps those blocks, so a deposit
+ * recorded in one is still there after the restart instead of reading as reorged.
+ */
+export async function mineDurably(rpc: BitcoinRpc, blocks: number, address: string): Promise<void> {
+  await rpc.call('generatetoaddress', [blocks, address]);
+  await rpc.call('gettxoutsetinfo');
 }

@@ -7,13 +7,26 @@ export interface NodeProcess {
   stop(): Promise<void>;
 }
 
+const SETPRIV = '/usr/bin/setpriv';
+
+/**
+ * The command that runs `cmd` with SIGKILL as its parent-death signal (Linux, util-linux setpriv, which
+ * execs it: same PID): if this process dies without stopping its children (SIGKILL, OOM killer), they go
+ * with it instead of lingering and holding their data directories, ports and locks against the restart.
+ */
+export function dieWithParent(cmd: string, args: string[]): [string, string[]] {
+  if (process.platform === 'linux' && fs.existsSync(SETPRIV)) return [SETPRIV, ['--pdeathsig', 'KILL', '--', cmd, ...args]];
+  return [cmd, args];
+}
+
 /**
  * Starts a server as a child process with its output in `logFile`; stop() sends SIGTERM to exactly that
- * PID and SIGKILL after `killAfterMs`.
+ * PID and SIGKILL after `killAfterMs`. The child dies with this process (dieWithParent).
  */
-export function spawnNode(cmd: string, args: string[], logFile: string, killAfterMs = 10_000): NodeProcess {
+export function spawnNode(cmd: string, args: string[], logFile: string, killAfterMs = 10_000, env?: NodeJS.ProcessEnv): NodeProcess {
   const fd = fs.openSync(logFile, 'a');
-  const child = spawn(cmd, args, { stdio: ['ignore', fd, fd] });
+  const [file, argv] = dieWithParent(cmd, args);
+  const child = spawn(file, argv, { stdio: ['ignore', fd, fd], ...(env ? { env } : {}) });
   fs.closeSync(fd);
   if (child.pid === undefined) throw new Error(`${cmd} did not start`);
   const exited = new Promise<void>((resolve) => {

@@ -16,6 +16,8 @@ export interface NewDeposit {
   blockNumber: bigint;
   blockHash: string;
   valueBase: bigint;
+  /** Confirmations known when the deposit was detected (the watcher's count); later checks update it. */
+  confirmations?: number;
 }
 
 /**
@@ -35,6 +37,7 @@ export async function insertDeposit(db: Db, d: NewDeposit): Promise<PaymentRow> 
       blockNumber: d.blockNumber,
       blockHash: d.blockHash,
       valueBase: d.valueBase.toString(),
+      ...(d.confirmations !== undefined ? { confirmations: d.confirmations } : {}),
       result: 'pending',
       lastUpdate: new Date(),
     })

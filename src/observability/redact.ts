@@ -1,0 +1,36 @@
+/**
+ * What of an error may reach a log line. A callback URL is a merchant's identity and may carry order
+ * references or tokens in its query, and RPC URLs may carry credentials: no URL and no query string is
+ * ever printed, at any level. Database errors from drizzle repeat the query's parameters in their
+ * message ("Failed query: … params: …"), so only the driver's own error (its SQLSTATE and text) is kept.
+ */
+export interface LoggedError {
+  name: string;
+  code?: string;
+  message: string;
+}
+
+const URL_LIKE = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]*/gi;
+const QUERY_LIKE = /\?[^\s"'<>]*/g;
+const MAX = 500;
+
+/** A message with every URL and query string replaced, cut to a bounded length. */
+export function scrubText(text: string): string {
+  return text.replace(URL_LIKE, '[url]').replace(QUERY_LIKE, '?[query]').slice(0, MAX);
+}
+
+function driverError(err: Error): Error {
+  // DrizzleQueryError: { query, params, cause }. The cause is the pg error without the parameters.
+  const cause = (err as { cause?: unknown }).cause;
+  if ('params' in err && 'query' in err && cause instanceof Error) return cause;
+  return err;
+}
+
+export function describeError(err: unknown): LoggedError {
+  if (!(err instanceof Error)) return { name: typeof err, message: scrubText(String(err)) };
+  const e = driverError(err);
+  const code = (e as { code?: unknown }).code;
+  const out: LoggedError = { name: e.name, message: scrubText(e.message) };
+  if (typeof code === 'string' || typeof code === 'number') out.code = String(code);
+  return out;
+}

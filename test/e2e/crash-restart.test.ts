@@ -1,0 +1,128 @@
+/**
+ * `npm start` killed with SIGKILL mid-deposit (its whole process group at once: the gateway, the Temporal
+ * dev server, anvil, litecoind, as a power cut or `kill -9 -pgid` would) and started again on the same
+ * data dir: the deposit recorded before the crash completes, forward and confirmed callback included.
+ * PGlite, the dev server's SQLite and anvil's state dump (every second) carry it across.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { JsonRpcProvider, Network, Wallet } from 'ethers';
+import { devnetPay } from '../../src/chains/devnet/drive';
+import { readDevnetState } from '../../src/chains/devnet/index';
+import { parseUnits } from '../../src/domain/money';
+import { freePort } from '../../src/temporal/devserver';
+import { descendants, isAlive, waitFor } from '../helpers/process';
+
+jest.setTimeout(600_000);
+
+const root = path.resolve(__dirname, '../..');
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-crash-'));
+const started: ChildProcess[] = [];
+const received: Array<Record<string, unknown>> = [];
+let receiver: http.Server;
+let port: number;
+let uiPort: number;
+
+function npmStart(): ChildProcess & { out: () => string } {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), TEMPORAL_UI_PORT: String(uiPort), CALLBACK_ALLOW_PRIVATE: 'true' };
+  delete env.DATABASE_URL;
+  delete env.TEMPORAL_ADDRESS;
+  // Its own process group, so that one kill reaches the whole tree at once.
+  const child = spawn(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'src/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  started.push(child);
+  return Object.assign(child, { out: () => out });
+}
+
+async function ready(child: ReturnType<typeof npmStart>) {
+  await waitFor(() => child.out().includes('gateway ready') || child.exitCode !== null, 240_000, 'gateway ready');
+  if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}: ${child.out().slice(-2000)}`);
+}
+
+const api = (p: string) => `http://127.0.0.1:${port}/api${p}`;
+async function logs(callback: string) {
+  const r = await fetch(api(`/eth/logs?callback=${encodeURIComponent(callback)}`));
+  return (await r.json()) as { callbacks?: Array<Record<string, unknown>> };
+}
+
+beforeAll(async () => {
+  port = await freePort('127.0.0.1');
+  uiPort = await freePort('127.0.0.1');
+  receiver = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      if (body) received.push(JSON.parse(body) as Record<string, unknown>);
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+});
+
+afterAll(async () => {
+  for (const c of started) {
+    if (c.pid && c.exitCode === null && c.signalCode === null) {
+      const exited = new Promise((r) => c.once('exit', r));
+      process.kill(-c.pid, 'SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 15_000)))]);
+      clearTimeout(timer);
+      try {
+        process.kill(-c.pid, 'SIGKILL');
+      } catch {
+        // the group is gone
+      }
+    }
+  }
+  receiver.closeAllConnections();
+  await new Promise((r) => receiver.close(r));
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('a deposit recorded before SIGKILL of the whole tree is forwarded and called back after the restart', async () => {
+  const first = npmStart();
+  await ready(first);
+  const callback = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/cb?order=crash-1`;
+  const addressOut = Wallet.createRandom().address;
+  const created = await fetch(api('/eth/create'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ callback_url: callback, address_out: addressOut, confirmations: 6, post: 1, json: 1 }),
+  });
+  expect(created.status).toBe(200);
+  const config = (await created.json()) as { address_in: string };
+  const txid = await devnetPay(readDevnetState(path.join(dataDir, 'devnet')), 'eth', config.address_in, '0.5');
+  // Recorded (the watcher saw it, its workflow started), far from its 6 confirmations: then the crash.
+  await waitFor(async () => (await logs(callback)).callbacks?.[0]?.txid_in === txid, 60_000, 'the deposit to be recorded');
+  const before = (await logs(callback)).callbacks![0];
+  expect(before.result).toBe('pending');
+
+  const tree = [first.pid!, ...descendants(first.pid!)];
+  process.kill(-first.pid!, 'SIGKILL');
+  await waitFor(() => tree.every((p) => !isAlive(p)), 10_000, 'every process of npm start to be gone');
+  expect(received).toEqual([]);
+
+  const second = npmStart();
+  await ready(second);
+  expect(second.out()).not.toContain('local ethereum chain is new');
+  await waitFor(() => received.some((f) => f.txid_in === txid && f.result === 'sent'), 240_000, 'the confirmed callback after the restart');
+  const sent = received.find((f) => f.txid_in === txid && f.result === 'sent')!;
+  expect(sent.uuid).toBe(before.uuid);
+  const eth = readDevnetState(path.join(dataDir, 'devnet')).ethereum!;
+  const provider = new JsonRpcProvider(eth.rpcUrl, Network.from(BigInt(eth.chainId)), { staticNetwork: true, cacheTimeout: -1 });
+  try {
+    const forwarded = parseUnits(String(sent.value_forwarded_coin), 18);
+    expect(forwarded).toBeGreaterThan(0n);
+    await waitFor(async () => (await provider.getBalance(addressOut)) > 0n, 60_000, 'the forward to land');
+    expect(await provider.getBalance(addressOut)).toBe(forwarded);
+  } finally {
+    provider.destroy();
+  }
+  await waitFor(async () => (await logs(callback)).callbacks?.[0]?.result === 'done', 60_000, 'logs done');
+});

@@ -1,0 +1,34 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { resolveTemporalCli } from '../../src/temporal/binaries';
+import { startDevServer } from '../../src/temporal/devserver';
+
+/**
+ * The embedded Temporal dev server makes no outbound connection: every connect() of its process tree,
+ * traced by strace from the first instruction, goes to loopback or a Unix socket. Without the switch the
+ * server resolves updates.temporal.io within a second of starting (a connect to the DNS server).
+ */
+describe('Temporal dev server of npm start', () => {
+  it('starts, serves and stops without one connection beyond loopback', async () => {
+    const cli = resolveTemporalCli();
+    if (!cli) throw new Error('Temporal CLI not found: node scripts/setup-temporal.js installs it');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-devserver-'));
+    const trace = path.join(dir, 'connect.trace');
+    // The launcher runs `wrapper server start-dev …`; the wrapper runs the real CLI under strace.
+    const wrapper = path.join(dir, 'temporal');
+    fs.writeFileSync(wrapper, `#!/bin/sh\nexec strace -f -qq -e trace=connect -o '${trace}' '${cli}' "$@"\n`, { mode: 0o755 });
+    const server = await startDevServer({ cliPath: wrapper, host: '127.0.0.1', dataDir: path.join(dir, 'data'), namespace: 'default', port: 0, uiPort: 0 });
+    try {
+      // The version check runs when the frontend starts; give it time to try.
+      await new Promise((r) => setTimeout(r, 3000));
+    } finally {
+      await server.stop();
+    }
+    const connects = fs.readFileSync(trace, 'utf8').split('\n').filter((l) => /\bconnect\(/.test(l));
+    expect(connects.length).toBeGreaterThan(0); // the trace saw the server's own loopback connections
+    const outbound = connects.filter((l) => !/AF_UNIX|inet_addr\("127\.|inet_pton\(AF_INET6, "::1"/.test(l));
+    expect(outbound).toEqual([]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
