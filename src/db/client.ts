@@ -61,7 +61,7 @@ function release(client: PoolClient, failed: unknown): void {
   client.release(failed instanceof Error ? failed : undefined);
 }
 
-export async function openPostgres(url: string, opts: { migrate?: boolean; max?: number } = {}): Promise<Database> {
+export async function openPostgres(url: string, opts: { migrate?: boolean; max?: number; lockMax?: number } = {}): Promise<Database> {
   // A bounded connect: while the server is away, callers fail fast instead of queueing for ever.
   const pool = new Pool({ connectionString: url, max: opts.max ?? 10, connectionTimeoutMillis: 5_000 });
   survivesServerLoss(pool);
@@ -79,10 +79,14 @@ export async function openPostgres(url: string, opts: { migrate?: boolean; max?:
       client.release();
     }
   }
+  // Lock sessions come from a pool of their own: a holder's work queries the main pool, so any number of
+  // holders (one per address_in forwarding at once) can never starve the queries they are waiting for.
+  const lockPool = new Pool({ connectionString: url, max: opts.lockMax ?? 20, connectionTimeoutMillis: 30_000 });
+  survivesServerLoss(lockPool);
   const local = inProcessLocks();
   const withLock = <T>(name: string, fn: () => Promise<T>) =>
     local(name, async () => {
-      const client = await pool.connect();
+      const client = await lockPool.connect();
       let failed: unknown;
       try {
         await client.query('SELECT pg_advisory_lock(hashtext($1))', [name]);
@@ -99,7 +103,7 @@ export async function openPostgres(url: string, opts: { migrate?: boolean; max?:
         release(client, failed);
       }
     });
-  return { db, kind: 'postgres', withLock, close: () => pool.end() };
+  return { db, kind: 'postgres', withLock, close: async () => void (await Promise.all([pool.end(), lockPool.end()])) };
 }
 
 /** Embedded PostgreSQL (WASM) for the one-command default; `dir` undefined means in memory. */
