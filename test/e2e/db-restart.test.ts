@@ -71,8 +71,8 @@ describe('a PostgreSQL outage', () => {
     expect(await away.json()).toMatchObject({ status: 'error', code: 1501, error: 'INTERNAL_GATEWAY_ERROR' });
     expect(await (await fetch(`${base}/health`)).json()).toEqual({ status: 'ok' });
     const txid = await devnetPay(gw.devnets.state, 'eth', addressIn, '0.25');
-    // The outage lasts a while: watchers, activities and requests all fail and retry meanwhile.
-    await new Promise((r) => setTimeout(r, Math.max(0, 20_000 - (Date.now() - down))));
+    // The outage lasts 60 s: watchers, activities and requests all fail and retry meanwhile.
+    await new Promise((r) => setTimeout(r, Math.max(0, 60_000 - (Date.now() - down))));
     expect(api.exitCode).toBeNull();
     expect(worker.exitCode).toBeNull();
 
