@@ -4,7 +4,10 @@ import {
   InvalidRequestError,
   UnsupportedOperationError,
   type ForwardPlan,
+  type ObservedDeposit,
 } from '../src/chains/adapter';
+import type { ConfigRow, PaymentRow } from '../src/db/queries/payments';
+import { ASSETS, type Asset } from '../src/domain/assets';
 
 export const planToJson = (plan: ForwardPlan) => JSON.stringify(plan, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
 export function planFromJson(raw: string): ForwardPlan {
@@ -43,3 +46,19 @@ export async function withHeartbeat<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The registry entry of a payment's ticker. */
+export const asset = (ticker: string): Asset => ASSETS[ticker];
+
+/** The observed deposit a stored payment stands for, as the chain adapter takes it. */
+export function toDeposit(p: PaymentRow, c: ConfigRow): ObservedDeposit {
+  return {
+    network: p.network,
+    ticker: p.ticker,
+    txid: p.txidIn!,
+    index: Number(p.depositKey.split(':').pop()),
+    recipient: c.addressIn,
+    amount: BigInt(p.valueBase),
+    blockNumber: p.blockNumber ?? 0n,
+    blockHash: p.blockHash ?? '',
+  };
+}

@@ -1,0 +1,164 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { BroadcastRejectedError, NodeUnavailableError, type ForwardPlan } from '../src/chains/adapter';
+import {
+  ForwardCollisionError,
+  discardForwardIf,
+  loadPayment,
+  nonceFloor,
+  restoreForwardPlan,
+  rivalForwards,
+  storeForwardOnce,
+} from '../src/db/queries/payments';
+import { ASSETS, NETWORKS, type Priority } from '../src/domain/assets';
+import { convertUnits, percentOf } from '../src/domain/money';
+import { forwards } from '../src/observability/metrics';
+import type { DepositDeps } from './deposit';
+import { asset, permanent, planFromJson, planToJson, toDeposit, withHeartbeat } from './forward-support';
+import { chooseFeeFor, priceOfNativeInAsset } from './pricing';
+
+/**
+ * One reading of a stored forward's fate, made once and acted on by the workflow as it stands
+ * (observedAt: the block height of a `replaceable` reading, as a string).
+ */
+export type ForwardFate =
+  | { status: 'confirmed'; txidOut: string }
+  | { status: 'pending'; txidOut: string; note?: string }
+  | { status: 'failed'; txidOut: string; reason: string }
+  | { status: 'replaceable'; txidOut: string; reason: string; observedAt: string };
+
+/** The forward stage of the deposit lifecycle (DESIGN 4): sign once, store, broadcast, and read its fate. */
+export function createForwardActivities(deps: DepositDeps) {
+  const { db } = deps;
+  return {
+    /**
+     * Signs the forward once and stores the bytes, then broadcasts the stored bytes. Forwards from one
+     * address_in are serialised across processes (an advisory lock on the source), so each one is
+     * prepared against the nonces and the stored forwards of those before it; forwards from different
+     * addresses run side by side, and a shared sponsor (the EVM gas tank) is locked only while its
+     * nonce is taken. A broadcast the node refuses is a reading, not a verdict: the workflow re-sends
+     * the same bytes and lets the chain decide (forwardFate).
+     */
+    async forward(uuid: string): Promise<{ txidOut: string; refused?: string }> {
+      const { payment, config } = await loadPayment(db, uuid);
+      const adapter = await deps.adapter(payment.network);
+      const a = asset(payment.ticker);
+      return withHeartbeat(() => deps.withLock(`forward:${payment.network}:${config.addressIn}`, async () => {
+        const fresh = await loadPayment(db, uuid);
+        let plan: ForwardPlan;
+        if (fresh.payment.forwardRaw) {
+          plan = planFromJson(fresh.payment.forwardRaw);
+        } else {
+          const feePercent = await chooseFeeFor(deps, config, a);
+          const value = BigInt(payment.valueBase);
+          let sponsorInAsset = 0n;
+          const estimate = await adapter.estimateForwardCost(payment.ticker, config.priority as Priority);
+          if (estimate.sponsorCost > 0n) {
+            const price = await priceOfNativeInAsset(deps.prices, a);
+            if (price === undefined) throw new Error('no price to recover the network cost yet; will retry');
+            sponsorInAsset = convertUnits(estimate.sponsorCost, ASSETS[NETWORKS[a.network].nativeTicker].decimals, a.decimals, price);
+          }
+          try {
+            plan = await adapter.prepareForward({
+              deposit: toDeposit(payment, config),
+              derivationIndex: config.derivationIndex,
+              addressOut: config.addressOut,
+              priority: config.priority as Priority,
+              commission: percentOf(value, feePercent) + sponsorInAsset,
+              treasuryAddress: deps.treasuryAddress(payment.network),
+              nonceFloor: await nonceFloor(db, payment.network, config.addressIn),
+            });
+          } catch (e) {
+            permanent(e);
+          }
+          // Stored (committed) before any broadcast: a retry re-sends these bytes, never new ones.
+          let stored: boolean;
+          try {
+            stored = await storeForwardOnce(db, uuid, planToJson(plan), plan.txidOut, feePercent, {
+              network: payment.network,
+              source: config.addressIn,
+              nonce: plan.nonce,
+            });
+          } catch (e) {
+            if (e instanceof ForwardCollisionError) throw ApplicationFailure.nonRetryable(e.message, 'ForwardCollision');
+            throw e;
+          }
+          if (!stored) plan = planFromJson((await loadPayment(db, uuid)).payment.forwardRaw!);
+        }
+        const txidOut = plan.txidOut;
+        try {
+          await adapter.broadcast(plan, { onPlanChange: (next) => restoreForwardPlan(db, uuid, txidOut, planToJson(next)) });
+        } catch (e) {
+          if (!(e instanceof BroadcastRejectedError)) throw e;
+          forwards.inc({ ticker: payment.ticker, outcome: 'refused' });
+          return { txidOut, refused: e.message };
+        }
+        forwards.inc({ ticker: payment.ticker, outcome: 'broadcast' });
+        return { txidOut };
+      }));
+    },
+
+    /**
+     * The stored forward's fate from one reading of the chain: confirmed, failed for good, replaceable
+     * (evidence the workflow confirms on a later block before acting), or pending — and when the node
+     * does not hold the bytes, they are sent again (the same bytes; a dropped forward revives).
+     */
+    async forwardFate(uuid: string): Promise<ForwardFate> {
+      const { payment, config } = await loadPayment(db, uuid);
+      if (!payment.forwardRaw) throw ApplicationFailure.nonRetryable('no stored forward');
+      const adapter = await deps.adapter(payment.network);
+      const plan = planFromJson(payment.forwardRaw);
+      const txidOut = plan.txidOut;
+      const rivals = plan.nonce === undefined ? [] : await rivalForwards(db, payment.network, config.addressIn, plan.nonce, txidOut);
+      const s = await adapter.forwardStatus(plan, { rivals });
+      switch (s.status) {
+        case 'confirmed':
+          forwards.inc({ ticker: payment.ticker, outcome: 'confirmed' });
+          return { status: 'confirmed', txidOut };
+        case 'failed':
+          return { status: 'failed', txidOut, reason: s.reason };
+        case 'replaceable':
+          return { status: 'replaceable', txidOut, reason: s.reason, observedAt: s.observedAt.toString() };
+        case 'pending':
+          if (s.known !== false) return { status: 'pending', txidOut, ...(s.note ? { note: s.note } : {}) };
+      }
+      try {
+        await adapter.broadcast(plan, { waitForSponsor: false, onPlanChange: (next) => restoreForwardPlan(db, uuid, txidOut, planToJson(next)) });
+        forwards.inc({ ticker: payment.ticker, outcome: 'rebroadcast' });
+        return { status: 'pending', txidOut, ...(s.note ? { note: s.note } : {}) };
+      } catch (e) {
+        if (!(e instanceof BroadcastRejectedError || e instanceof NodeUnavailableError)) throw e;
+        return { status: 'pending', txidOut, note: `${s.note ? `${s.note}; ` : ''}re-broadcast refused: ${e.message}` };
+      }
+    },
+
+    /**
+     * Superseded by forwardFate; kept for workflows recorded before the `forward-fate-once` patch. A
+     * reading that is only evidence (replaceable) is reported as pending: no single reading re-signs.
+     */
+    async forwardStatus(uuid: string): Promise<'pending' | 'confirmed' | 'failed'> {
+      const { payment } = await loadPayment(db, uuid);
+      if (!payment.forwardRaw) throw ApplicationFailure.nonRetryable('no stored forward');
+      const adapter = await deps.adapter(payment.network);
+      const s = await adapter.forwardStatus(planFromJson(payment.forwardRaw));
+      if (s.status === 'confirmed') forwards.inc({ ticker: payment.ticker, outcome: 'confirmed' });
+      return s.status === 'replaceable' ? 'pending' : s.status;
+    },
+
+    /** Superseded by forwardFate (see forwardStatus): never advises a new plan. */
+    async forwardFailure(uuid: string): Promise<{ reason: string; reprepare: boolean }> {
+      const { payment } = await loadPayment(db, uuid);
+      if (!payment.forwardRaw) throw ApplicationFailure.nonRetryable('no stored forward');
+      const adapter = await deps.adapter(payment.network);
+      const s = await adapter.forwardStatus(planFromJson(payment.forwardRaw));
+      return { reason: s.status === 'failed' ? s.reason : `forward is ${s.status}`, reprepare: false };
+    },
+
+    /**
+     * Forgets a stored forward that the chain says can never land (and moved nothing), so the next
+     * forward() signs anew. Only the named txid is cleared: a plan stored meanwhile is kept.
+     */
+    async discardForward(uuid: string, txidOut: string): Promise<boolean> {
+      return discardForwardIf(db, uuid, txidOut);
+    },
+  };
+}
