@@ -35,6 +35,14 @@ export async function createTestDatabase(): Promise<Database & { url: string; dr
       await close();
       const a = new Client({ connectionString: serverUrl() });
       await a.connect();
+      // pool.end() resolves before its clients' sockets close; a forced drop would then send those
+      // still-closing clients an error that the pool emits with no listener left (an uncaught error).
+      const deadline = Date.now() + 5000;
+      while (Date.now() < deadline) {
+        const r = await a.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+        if (r.rows[0].n === 0) break;
+        await new Promise((res) => setTimeout(res, 50));
+      }
       await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await a.end();
     },
