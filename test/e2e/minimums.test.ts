@@ -30,6 +30,9 @@ class SwitchablePrices implements PriceSource {
 const REFRESH_MS = 2000;
 const prices = new SwitchablePrices();
 let gw: Gateway;
+/** An eth configuration created while the minimum was still the floor: its snapshot is the floor. */
+let early: Record<string, string>;
+const earlyCb = () => `${gw.merchantUrl}/min?order=early`;
 let connection: Connection;
 let client: Client;
 
@@ -127,6 +130,8 @@ describe('minimums follow the network', () => {
     await jsonRpc(eth.rpcUrl, 'evm_setAutomine', [true]);
     const before = await catalog();
     expect(before.eth.minimum).toBe('0.001000000000000000');
+    early = await createConfig(gw, 'eth', { callback_url: earlyCb(), address_out: Wallet.createRandom().address, pending: 1, post: 1, json: 1 });
+    expect(early.minimum_transaction_coin).toBe('0.001000000000000000');
 
     await jsonRpc(eth.rpcUrl, 'anvil_setNextBlockBaseFeePerGas', [`0x${(2000n * 10n ** 9n).toString(16)}`]);
     await mineEth();
@@ -141,6 +146,9 @@ describe('minimums follow the network', () => {
     expect(parseUnits(after.erc20_usdt.minimum!, 6)).toBeGreaterThanOrEqual(parseUnits('25410', 6));
     expect(parseUnits(after.erc20_usdt.minimum!, 6)).toBeGreaterThan(parseUnits(before.erc20_usdt.minimum!, 6));
     expect(await infoMinimum('eth')).toBe(after.eth.minimum);
+    // The configuration's snapshot does not move (SPEC 2.3); a new configuration takes the current figure.
+    const reused = await createConfig(gw, 'eth', { callback_url: earlyCb(), address_out: Wallet.createRandom().address });
+    expect(reused.minimum_transaction_coin).toBe('0.001000000000000000');
   }, 120_000);
 
   it('litecoind: once estimatesmartfee has data (200 sat/vB), the ltc minimum moves from the floor to 5 % of that forward', async () => {
@@ -215,6 +223,10 @@ describe('deposits are held to the refreshed minimum', () => {
     await waitFor(async () => (await logsOf(gw, 'eth', smallCb)).body.callbacks?.[0]?.result === 'failed', 60_000, 'below-minimum deposit failed');
     const [failed] = await rows<{ reason: string }>(sql`SELECT reason FROM payments WHERE txid_in = ${smallTx}`);
     expect(failed.reason).toMatch(/below the minimum/);
+    // Held to the figure current when evaluated, not to the floor snapshot of a configuration made earlier.
+    const earlyTx = await devnetPay(gw.devnets.state, 'eth', early.address_in, below);
+    await waitFor(async () => (await logsOf(gw, 'eth', earlyCb())).body.callbacks?.[0]?.result === 'failed', 60_000, 'deposit above the snapshot, below the current minimum, failed');
+    expect((await rows<{ reason: string }>(sql`SELECT reason FROM payments WHERE txid_in = ${earlyTx}`))[0].reason).toMatch(/below the minimum/);
 
     const bigCb = `${gw.merchantUrl}/min?order=big`;
     const addressOut = Wallet.createRandom().address;
@@ -236,7 +248,7 @@ describe('deposits are held to the refreshed minimum', () => {
       mining = false;
       await miner;
     }
-    expect(gw.merchant.received.filter((r) => r.fields?.txid_in === smallTx)).toHaveLength(0);
+    expect(gw.merchant.received.filter((r) => r.fields?.txid_in === smallTx || r.fields?.txid_in === earlyTx)).toHaveLength(0);
     expect((await logsOf(gw, 'eth', smallCb)).body.callbacks[0]).toMatchObject({ txid_in: smallTx, result: 'failed', txid_out: null, logs: [] });
   }, 240_000);
 });
