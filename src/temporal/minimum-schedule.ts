@@ -5,8 +5,9 @@ export const MINIMUM_SCHEDULE_ID = 'minimum-refresh';
 
 /**
  * Creates the `minimum-refresh` schedule, or brings an existing one to this interval and task queue
- * (its paused state and note stay as the operator left them). Every worker calls this at start; the
- * first creation runs a refresh at once so the catalog has figures without waiting one interval.
+ * (its paused state and note stay as the operator left them). Every worker calls this at start, and a
+ * refresh runs at once (unless paused, or one is running), so that after a restart the catalog has
+ * current figures without waiting one interval.
  */
 export async function ensureMinimumSchedule(client: Client, opts: { taskQueue: string; everyMs: number }): Promise<ScheduleHandle> {
   const action = {
@@ -31,5 +32,6 @@ export async function ensureMinimumSchedule(client: Client, opts: { taskQueue: s
   if (every !== opts.everyMs || current.spec.intervals?.length !== 1 || queue !== opts.taskQueue) {
     await handle.update((prev) => ({ ...prev, spec, action, policies, state: { paused: prev.state.paused, note: prev.state.note } }));
   }
+  if (!current.state.paused) await handle.trigger(ScheduleOverlapPolicy.SKIP);
   return handle;
 }

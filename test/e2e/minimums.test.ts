@@ -103,7 +103,7 @@ describe('the minimum-refresh schedule', () => {
     expect((await handle.describe()).info.recentActions.length).toBeGreaterThan(0);
   }, 120_000);
 
-  it('is created idempotently: a second worker start keeps it, a new interval updates it, a pause survives', async () => {
+  it('is created idempotently: a second worker start keeps it (and refreshes at once), a new interval updates it, a pause survives', async () => {
     const handle = client.schedule.getHandle(MINIMUM_SCHEDULE_ID);
     await ensureMinimumSchedule(client, { taskQueue: gw.cfg.taskQueue, everyMs: REFRESH_MS });
     await handle.pause('operator check');
@@ -111,8 +111,13 @@ describe('the minimum-refresh schedule', () => {
     let d = await handle.describe();
     expect(d.spec.intervals).toEqual([expect.objectContaining({ every: 3 * REFRESH_MS })]);
     expect(d.state.paused).toBe(true);
-    await ensureMinimumSchedule(client, { taskQueue: gw.cfg.taskQueue, everyMs: REFRESH_MS });
     await handle.unpause();
+    // A worker starting with an hourly interval: no tick is due, yet a refresh runs at once.
+    const restarted = new Date();
+    await ensureMinimumSchedule(client, { taskQueue: gw.cfg.taskQueue, everyMs: 3_600_000 });
+    const { delayMs } = await runStartedAfter(restarted);
+    expect(delayMs).toBeLessThan(10_000);
+    await ensureMinimumSchedule(client, { taskQueue: gw.cfg.taskQueue, everyMs: REFRESH_MS });
     d = await handle.describe();
     expect(d.spec.intervals).toEqual([expect.objectContaining({ every: REFRESH_MS })]);
     expect(d.state.paused).toBe(false);
