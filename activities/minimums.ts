@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { eq } from 'drizzle-orm';
 import type { ChainAdapter } from '../src/chains/adapter';
 import { tokenContract, type ChainRuntimeConfig } from '../src/chains/config';
@@ -40,6 +40,8 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Unavailable(`no fee estimate within ${ms} ms`)), ms);
+    // A call the node never answers must not keep a stopping worker process alive.
+    timer.unref();
   });
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
@@ -79,25 +81,33 @@ export function createMinimumActivities(deps: MinimumDeps) {
     return cost;
   }
 
+  /** Each served asset's figure, or why there is none now; the assets' nodes are asked in parallel. */
+  async function refreshAll(): Promise<RefreshReport> {
+    const report: RefreshReport = { computed: {}, unavailable: {} };
+    const served = await servedAssets();
+    await Promise.all(
+      served.map(async (a) => {
+        try {
+          const value = minimumForCost(await withTimeout(forwardCost(a), timeoutMs), deps.maxCostPercent, floorOf(a));
+          await recordComputed(deps.db, a.ticker, value);
+          report.computed[a.ticker] = formatUnits(value, a.decimals);
+        } catch (e) {
+          if (!(e instanceof Unavailable)) throw e;
+          await recordUnavailable(deps.db, a.ticker, e.message);
+          report.unavailable[a.ticker] = e.message;
+        }
+      }),
+    );
+    return report;
+  }
+
   return {
-    /** Run by the `minimum-refresh` schedule: every served asset's minimum from live fees and prices. */
+    /**
+     * Run by the `minimum-refresh` schedule: every served asset's minimum from live fees and prices. Ends as
+     * soon as it is cancelled, so a worker shutting down never waits for a slow node; the next run redoes it.
+     */
     async refreshMinimums(): Promise<RefreshReport> {
-      const report: RefreshReport = { computed: {}, unavailable: {} };
-      const served = await servedAssets();
-      await Promise.all(
-        served.map(async (a) => {
-          try {
-            const value = minimumForCost(await withTimeout(forwardCost(a), timeoutMs), deps.maxCostPercent, floorOf(a));
-            await recordComputed(deps.db, a.ticker, value);
-            report.computed[a.ticker] = formatUnits(value, a.decimals);
-          } catch (e) {
-            if (!(e instanceof Unavailable)) throw e;
-            await recordUnavailable(deps.db, a.ticker, e.message);
-            report.unavailable[a.ticker] = e.message;
-          }
-        }),
-      );
-      return report;
+      return Promise.race([refreshAll(), Context.current().cancelled]);
     },
 
     /** The operator's pin (`npm run admin -- minimum set|clear`); value null clears it. */
