@@ -4,6 +4,7 @@ import { loadConfig, type Config } from '../src/config';
 import { loadSigner, type Signer } from '../src/callbacks/signer';
 import { createDeliveryActivities, type DeliveryDeps } from './delivery';
 import { createDepositActivities, type DepositDeps } from './deposit';
+import { createMinimumActivities, type MinimumDeps } from './minimums';
 
 export interface ActivityDeps {
   db: Db;
@@ -13,6 +14,8 @@ export interface ActivityDeps {
   signer?: Signer;
   /** Chains, prices and fees for the deposit lifecycle; unset in processes that only deliver callbacks. */
   deposit?: Omit<DepositDeps, 'db'>;
+  /** Chains, prices and the operator's rule for the current minimums; unset where no schedule runs. */
+  minimums?: Omit<MinimumDeps, 'db'>;
 }
 
 /** Every side effect a workflow needs, built from its dependencies (temporalio/samples-typescript style). */
@@ -38,5 +41,6 @@ export function createActivities(deps: ActivityDeps) {
     },
     ...createDeliveryActivities(deliveryDeps),
     ...(deps.deposit ? createDepositActivities({ db: deps.db, ...deps.deposit }) : {}),
+    ...(deps.minimums ? createMinimumActivities({ db: deps.db, ...deps.minimums }) : {}),
   };
 }

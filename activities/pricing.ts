@@ -1,7 +1,7 @@
 import Decimal from 'decimal.js';
-import { eq } from 'drizzle-orm';
+import { minimumStates } from '../src/db/queries/minimums';
 import { recentForwardedOfHost, type ConfigRow } from '../src/db/queries/payments';
-import { assets } from '../src/db/schema';
+import { statedMinimum } from '../src/domain/minimum';
 import { parseUnits } from '../src/domain/money';
 import { ASSETS, NETWORKS, type Asset } from '../src/domain/assets';
 import { chooseFeePercent, type FeePolicy } from '../src/domain/fees';
@@ -42,14 +42,12 @@ export async function priceOfNativeInAsset(prices: PriceSource, asset: Asset): P
 }
 
 /**
- * The minimum a deposit must meet: the configuration's creation-time snapshot for the asset it was created
- * for; another asset of the same address family (an ERC-20 sent to an ETH configuration's address) is held
- * to that asset's current minimum, since the snapshot is in the other asset's units. Never below the floor.
+ * The minimum a deposit must meet (SPEC 8: each observed payment is evaluated against the current
+ * economics): the figure GET /api/{ticker}/info states when the deposit is evaluated, i.e. the operator's
+ * pin, else the last figure of the `minimum-refresh` schedule, else the registry floor. The configuration's
+ * creation-time snapshot (minimum_transaction_coin) is informational and not applied.
  */
-export async function minimumFor(db: Db, config: ConfigRow, a: Asset): Promise<bigint | undefined> {
-  if (config.ticker === a.ticker) return config.minimumTransactionBase !== null ? BigInt(config.minimumTransactionBase) : undefined;
-  const floor = parseUnits(a.minimumFloor, a.decimals);
-  const [row] = await db.select().from(assets).where(eq(assets.ticker, a.ticker));
-  const current = row?.minimumBase != null ? BigInt(row.minimumBase) : floor;
-  return current > floor ? current : floor;
+export async function minimumFor(db: Db, _config: ConfigRow, a: Asset): Promise<bigint | undefined> {
+  const states = await minimumStates(db, a.ticker);
+  return statedMinimum(states.get(a.ticker), parseUnits(a.minimumFloor, a.decimals));
 }

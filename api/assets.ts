@@ -1,9 +1,12 @@
 import { eq } from 'drizzle-orm';
 import { tokenContract, type NetworkRuntime, type ChainRuntimeConfig } from '../src/chains/config';
+import { DEFAULT_MINIMUM_REFRESH_MS } from '../src/config';
 import type { Db } from '../src/db/client';
+import { minimumStates } from '../src/db/queries/minimums';
 import { assets as assetsTable } from '../src/db/schema';
 import { ASSETS, findAsset, networkOf, type Asset, type Network } from '../src/domain/assets';
 import { GatewayError } from '../src/domain/errors';
+import { viewMinimum, type MinimumState } from '../src/domain/minimum';
 import { formatDecimal, formatUnits, parseUnits } from '../src/domain/money';
 
 type AssetRow = typeof assetsTable.$inferSelect;
@@ -17,24 +20,22 @@ export interface AssetView {
   enabled: boolean;
   /** Current processing minimum in base units; null while the current figure is unavailable. */
   minimumBase: bigint | null;
+  /** The minimum where a decimal string is required (info, create): the current one, else the last, else the floor. */
+  minimumStated: bigint;
   /** Public default fee percentage, two decimals. */
   feePercent: string;
 }
 
-function view(asset: Asset, row: AssetRow | undefined, chains: ChainRuntimeConfig): AssetView {
+function view(asset: Asset, row: AssetRow | undefined, minimum: MinimumState | undefined, chains: ChainRuntimeConfig, refreshMs: number): AssetView {
   const network = networkOf(asset);
-  const floor = parseUnits(asset.minimumFloor, asset.decimals);
-  let minimumBase: bigint | null;
-  // No operator row yet: the registry floor is the minimum. A row whose figure is null: unavailable.
-  if (!row) minimumBase = floor;
-  else if (row.minimumBase === null) minimumBase = null;
-  else minimumBase = BigInt(row.minimumBase) > floor ? BigInt(row.minimumBase) : floor;
+  const m = viewMinimum(minimum, parseUnits(asset.minimumFloor, asset.decimals), refreshMs);
   return {
     asset,
     network,
     runtime: servedRuntime(asset, network.id, chains),
     enabled: row ? row.enabled : asset.enabledByDefault,
-    minimumBase,
+    minimumBase: m.current,
+    minimumStated: m.stated,
     feePercent: formatDecimal(row?.feePercent ?? asset.feePercent, 2),
   };
 }
@@ -47,10 +48,10 @@ function servedRuntime(asset: Asset, networkId: string, chains: ChainRuntimeConf
 }
 
 /** Every registry asset with its state, in registry order. */
-export async function allAssetViews(db: Db, chains: ChainRuntimeConfig): Promise<AssetView[]> {
-  const rows = await db.select().from(assetsTable);
+export async function allAssetViews(db: Db, chains: ChainRuntimeConfig, refreshMs: number): Promise<AssetView[]> {
+  const [rows, minimums] = await Promise.all([db.select().from(assetsTable), minimumStates(db)]);
   const byTicker = new Map(rows.map((r) => [r.ticker, r]));
-  return Object.values(ASSETS).map((a) => view(a, byTicker.get(a.ticker), chains));
+  return Object.values(ASSETS).map((a) => view(a, byTicker.get(a.ticker), minimums.get(a.ticker), chains, refreshMs));
 }
 
 /** Enabled and its network configured: what the catalog lists and create accepts. */
@@ -59,17 +60,18 @@ export const isServed = (v: AssetView) => v.enabled && v.runtime !== undefined;
 /**
  * The asset of a path ticker. 1101 for an unknown ticker (or one this deployment has no network for),
  * 1102 for a known asset the operator disabled. `servedOnly: false` (logs) accepts any known asset.
+ * `refreshMs` (MINIMUM_REFRESH_MS) dates the minimum; routes that show no minimum may leave it out.
  */
 export async function resolveAsset(
   db: Db,
   chains: ChainRuntimeConfig,
   ticker: string,
-  opts: { servedOnly: boolean } = { servedOnly: true },
+  opts: { servedOnly: boolean; refreshMs?: number } = { servedOnly: true },
 ): Promise<AssetView> {
   const asset = findAsset(ticker);
   if (!asset) throw new GatewayError(1101, `Unknown ticker "${ticker.slice(0, 64)}". Use a ticker from GET /api/cryptocurrencies.`);
-  const [row] = await db.select().from(assetsTable).where(eq(assetsTable.ticker, asset.ticker));
-  const v = view(asset, row, chains);
+  const [[row], minimums] = await Promise.all([db.select().from(assetsTable).where(eq(assetsTable.ticker, asset.ticker)), minimumStates(db, asset.ticker)]);
+  const v = view(asset, row, minimums.get(asset.ticker), chains, opts.refreshMs ?? DEFAULT_MINIMUM_REFRESH_MS);
   if (!opts.servedOnly) return v;
   if (!v.enabled) throw new GatewayError(1102, `The asset ${asset.ticker} is currently disabled.`);
   if (!v.runtime) throw new GatewayError(1101, `The ${v.network.name} network is not configured on this gateway.`);
@@ -81,10 +83,6 @@ export function minimumText(v: AssetView): string | null {
   return v.minimumBase === null ? null : formatUnits(v.minimumBase, v.asset.decimals);
 }
 
-/** The minimum to state where the spec requires a decimal string: the current one, else the floor. */
-export function minimumOrFloor(v: AssetView): bigint {
-  return v.minimumBase ?? parseUnits(v.asset.minimumFloor, v.asset.decimals);
-}
 
 /** Merchant-facing confirmation requirement: the sol family reports finality as 1. */
 export function confirmationsRequired(v: AssetView): number {

@@ -3,7 +3,10 @@
 //   npm run admin -- resend <payment-uuid>   redeliver the stored confirmed snapshot (after the six attempts)
 //   npm run admin -- export-public-keys      print the account xpubs the API derives deposit addresses from and,
 //                                            with DATABASE_URL, publish them (and fill the Solana pool) there
-// TEMPORAL_ADDRESS (default 127.0.0.1:7233, the embedded dev server) and TEMPORAL_NAMESPACE select the cluster.
+//   npm run admin -- minimum set <ticker> <value>   pin an asset's minimum (whole coins, e.g. 0.05)
+//   npm run admin -- minimum clear <ticker>         back to the figure of the minimum-refresh schedule
+// TEMPORAL_ADDRESS (default 127.0.0.1:7233, the embedded dev server) and TEMPORAL_NAMESPACE select the cluster;
+// a pin runs as a `minimumPin` workflow on TEMPORAL_TASK_QUEUE (default gateway), where the worker holds the database.
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
@@ -13,6 +16,8 @@ import { exportPublicKeys } from '../src/chains/watch-only';
 import { loadConfig } from '../src/config';
 import { openPostgres } from '../src/db/client';
 import { publishPublicMaterial } from '../src/runtime/public-material';
+import { findAsset } from '../src/domain/assets';
+import { formatUnits, parseUnits } from '../src/domain/money';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -49,11 +54,57 @@ async function exportKeys(out: (line: string) => void, env: NodeJS.ProcessEnv): 
   return 0;
 }
 
+const USAGE =
+  'usage: npm run admin -- show <payment-uuid> | resend <payment-uuid> | minimum set <ticker> <value> | minimum clear <ticker> | export-public-keys';
+
+/** The pin a `minimum set|clear` asks for, checked before anything is sent; a string is the reason it is refused. */
+export function parseMinimumPin(args: string[]): { ticker: string; value: string | null } | string {
+  const [action, ticker = '', value] = args;
+  const asset = findAsset(ticker.toLowerCase());
+  if (!asset) return `unknown ticker: ${ticker.slice(0, 64)}`;
+  if (action === 'clear' && args.length === 2) return { ticker: asset.ticker, value: null };
+  if (action !== 'set' || args.length !== 3 || value === undefined) return USAGE;
+  let base: bigint;
+  try {
+    base = parseUnits(value, asset.decimals);
+  } catch (e) {
+    return `${asset.ticker} minimum: ${(e as Error).message}`;
+  }
+  const floor = parseUnits(asset.minimumFloor, asset.decimals);
+  if (base < floor) return `${asset.ticker} minimum may not be below the registry floor ${formatUnits(floor, asset.decimals)}`;
+  return { ticker: asset.ticker, value: formatUnits(base, asset.decimals) };
+}
+
+async function pinMinimum(client: Client, pin: { ticker: string; value: string | null }, out: (line: string) => void): Promise<void> {
+  const result = await client.workflow.execute('minimumPin', {
+    taskQueue: process.env.TEMPORAL_TASK_QUEUE || 'gateway',
+    workflowId: `minimum-pin:${pin.ticker}:${Date.now()}`,
+    args: [pin],
+    workflowExecutionTimeout: '1 minute',
+  });
+  const r = result as { ticker: string; pinned: string | null };
+  out(r.pinned === null ? `${r.ticker}: pin cleared; the minimum-refresh figure applies` : `${r.ticker}: minimum pinned at ${r.pinned}`);
+}
+
 export async function runAdmin(argv: string[], out: (line: string) => void = console.log, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const [command, uuid] = argv;
   if (command === 'export-public-keys') return exportKeys(out, env);
+  if (command === 'minimum') {
+    const pin = parseMinimumPin(argv.slice(1));
+    if (typeof pin === 'string') {
+      out(pin);
+      return 2;
+    }
+    const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS || '127.0.0.1:7233' });
+    try {
+      await pinMinimum(new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE || 'default' }), pin, out);
+      return 0;
+    } finally {
+      await connection.close();
+    }
+  }
   if (!['show', 'resend'].includes(command ?? '') || !uuid) {
-    out('usage: npm run admin -- show <payment-uuid> | resend <payment-uuid> | export-public-keys');
+    out(USAGE);
     return 2;
   }
   const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS || '127.0.0.1:7233' });

@@ -21,6 +21,9 @@ const millis = (name: string, min: number, max: number) =>
     .transform(Number)
     .refine((n) => n >= min && n <= max, { error: `${name} must be between ${min} and ${max}` });
 
+/** Five minutes: fees move within minutes; a schedule run costs one fee estimate per served asset. */
+export const DEFAULT_MINIMUM_REFRESH_MS = 300_000;
+
 const nonEmpty = (name: string) => z.string().min(1, { error: `${name} must not be empty` });
 
 const schema = z.object({
@@ -68,6 +71,12 @@ const schema = z.object({
     .regex(/^https?:\/\/.*\{symbol\}/, { error: 'PRICE_SOURCE_URL must be an http(s) URL containing {symbol}' })
     .optional(),
   PRICE_SOURCE: z.enum(['none'], { error: 'PRICE_SOURCE must be none (or leave it unset and set PRICE_SOURCE_URL)' }).optional(),
+  MINIMUM_REFRESH_MS: millis('MINIMUM_REFRESH_MS', 1000, 86_400_000).default(DEFAULT_MINIMUM_REFRESH_MS),
+  MINIMUM_MAX_COST_PERCENT: z
+    .string()
+    .regex(/^\d{1,3}(\.\d{1,2})?$/, { error: 'MINIMUM_MAX_COST_PERCENT must be a percentage with at most two decimals, e.g. 5 or 2.5' })
+    .refine((v) => Number(v) > 0 && Number(v) <= 100, { error: 'MINIMUM_MAX_COST_PERCENT must be above 0 and at most 100' })
+    .default('5'),
 });
 
 export type Config = {
@@ -106,6 +115,10 @@ export type Config = {
   addressPoolSize: number;
   /** npm start runs local chains (anvil, surfnet, litecoind); default: when no {NETWORK}_RPC_URL is set. */
   devnet: boolean | undefined;
+  /** How often the `minimum-refresh` Temporal schedule recomputes every served asset's minimum. */
+  minimumRefreshMs: number;
+  /** The forwarding cost may be at most this percentage of the minimum (two decimals, e.g. "5.00"). */
+  minimumMaxCostPercent: string;
 };
 
 export class ConfigError extends Error {
@@ -123,6 +136,12 @@ function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
     if (v !== undefined && v !== '') out[key] = v;
   }
   return out;
+}
+
+/** "5" → "5.00", "2.5" → "2.50" (input already checked to have at most two decimals). */
+function twoDecimals(pct: string): string {
+  const [whole, frac = ''] = pct.split('.');
+  return `${whole}.${frac.padEnd(2, '0')}`;
 }
 
 /** Parses the environment; throws ConfigError whose message is one line naming the variable and the rule. */
@@ -171,6 +190,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     watchIntervalMs: c.WATCH_INTERVAL_MS,
     addressPoolSize: c.ADDRESS_POOL_SIZE,
     devnet: c.DEVNET,
+    minimumRefreshMs: c.MINIMUM_REFRESH_MS,
+    minimumMaxCostPercent: twoDecimals(c.MINIMUM_MAX_COST_PERCENT),
   };
 }
 

@@ -2,3 +2,4 @@
 export { systemCheck } from './system-check';
 export { deliveryWorkflow } from './delivery';
 export { depositWorkflow } from './deposit';
+export { minimumRefresh, minimumPin } from './minimums';

@@ -11,7 +11,9 @@ export const CatalogEntry = z
   .strictObject({
     name: z.string().meta({ description: 'Display name' }),
     ticker: z.string().meta({ description: 'Canonical ticker' }),
-    minimum: DecimalString.nullable().meta({ description: 'Current processing minimum; null while unavailable (never substitute 0)' }),
+    minimum: DecimalString.nullable().meta({
+      description: 'Current processing minimum; null while unavailable (no current fee estimate or price): never substitute 0 or a guess',
+    }),
     decimals: z.int(),
     type: z.enum(['native', 'token']),
     asset_name: z.string(),
@@ -27,7 +29,7 @@ export function catalogRoutes(deps: PublicDeps): Router {
   const r = Router();
   r.get('/api/cryptocurrencies', async (_req, res) => {
     const out: Record<string, z.infer<typeof CatalogEntry>> = {};
-    for (const v of (await allAssetViews(deps.db, deps.chains)).filter(isServed)) {
+    for (const v of (await allAssetViews(deps.db, deps.chains, deps.config.minimumRefreshMs)).filter(isServed)) {
       out[v.asset.ticker] = {
         name: v.asset.name,
         ticker: v.asset.ticker,

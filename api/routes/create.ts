@@ -8,7 +8,7 @@ import { addressPoolEmpty } from '../../src/observability/metrics';
 import { tickerFromPath, PRIORITIES, type Priority } from '../../src/domain/assets';
 import { GatewayError, type FieldErrors } from '../../src/domain/errors';
 import { formatUnits } from '../../src/domain/money';
-import { confirmationsRequired, minimumOrFloor, resolveAsset, type AssetView } from '../assets';
+import { confirmationsRequired, resolveAsset, type AssetView } from '../assets';
 import type { PublicDeps } from '../deps';
 import { ChainTokenParams, DecimalString, TickerParams, errorResponses, fieldErrors, newFieldErrors } from '../schemas';
 import { callbackUrlProblems, CALLBACK_URL_MAX } from '../validation/callback-url';
@@ -106,7 +106,7 @@ async function validate(deps: PublicDeps, raw: unknown, v: AssetView): Promise<P
 }
 
 async function create(deps: PublicDeps, ticker: string, req: Request) {
-  const v = await resolveAsset(deps.db, deps.chains, ticker);
+  const v = await resolveAsset(deps.db, deps.chains, ticker, { servedOnly: true, refreshMs: deps.config.minimumRefreshMs });
   const p = await validate(deps, readParams(req), v);
   const family = v.network.addressFamily;
   const mode = v.runtime!.mode;
@@ -124,7 +124,8 @@ async function create(deps: PublicDeps, ticker: string, req: Request) {
       json: Number(p.json ?? 0),
       convert: Number(p.convert ?? 0),
       priority: p.priority ?? 'default',
-      minimumTransactionBase: minimumOrFloor(v),
+      // The minimum as GET info states it at this moment (SPEC 2.3: a creation-time snapshot).
+      minimumTransactionBase: v.minimumStated,
     },
     allocation,
   ).catch((e: unknown) => {
@@ -142,7 +143,7 @@ async function create(deps: PublicDeps, ticker: string, req: Request) {
   await acceptTicker(deps.db, config.id, v.asset.ticker);
   // Another asset of the same family reuses the configuration; its minimum is that asset's, taken now.
   const minimum =
-    config.ticker === v.asset.ticker && config.minimumTransactionBase !== null ? BigInt(config.minimumTransactionBase) : minimumOrFloor(v);
+    config.ticker === v.asset.ticker && config.minimumTransactionBase !== null ? BigInt(config.minimumTransactionBase) : v.minimumStated;
   return {
     address_in: config.addressIn,
     address_out: config.addressOut,

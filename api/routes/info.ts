@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { tickerFromPath } from '../../src/domain/assets';
 import { formatUnits } from '../../src/domain/money';
-import { confirmationsRequired, minimumOrFloor, resolveAsset } from '../assets';
+import { confirmationsRequired, resolveAsset } from '../assets';
 import type { PublicDeps } from '../deps';
 import { DecimalString, TickerParams, errorResponses } from '../schemas';
 
@@ -13,7 +13,9 @@ export const InfoResponse = z
   .strictObject({
     ticker: z.string(),
     status: z.literal('active'),
-    minimum_transaction: DecimalString.meta({ description: 'Current minimum (the registry floor while the current figure is unavailable)' }),
+    minimum_transaction: DecimalString.meta({
+      description: 'Current minimum; while no current figure exists, the last computed one, else the registry floor',
+    }),
     confirmations_required: z.int(),
     fee_percent: DecimalString.meta({ description: 'Default public fee percentage; a payment\'s actual percentage can differ' }),
   })
@@ -22,11 +24,11 @@ export const InfoResponse = z
 export function infoRoutes(deps: PublicDeps): Router {
   const r = Router();
   r.get('/api/:ticker/info', async (req, res) => {
-    const v = await resolveAsset(deps.db, deps.chains, tickerFromPath(req.params.ticker));
+    const v = await resolveAsset(deps.db, deps.chains, tickerFromPath(req.params.ticker), { servedOnly: true, refreshMs: deps.config.minimumRefreshMs });
     const body: z.infer<typeof InfoResponse> = {
       ticker: v.asset.ticker,
       status: 'active',
-      minimum_transaction: formatUnits(minimumOrFloor(v), v.asset.decimals),
+      minimum_transaction: formatUnits(v.minimumStated, v.asset.decimals),
       confirmations_required: confirmationsRequired(v),
       fee_percent: v.feePercent,
     };

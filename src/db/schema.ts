@@ -207,3 +207,19 @@ export const addressPool = pgTable(
     index('address_pool_free_idx').on(t.network, t.derivationIndex).where(sql`${t.takenAt} IS NULL`),
   ],
 );
+
+/**
+ * The current processing minimum per asset (SPEC 2.1, 2.2, 8), written by the `minimum-refresh` Temporal
+ * schedule (activities/minimums.ts) and by the operator's pin. Supersedes `assets.minimum_base`, which is
+ * no longer read. `value_base` is the last computed figure (kept when a refresh fails, so info can still
+ * state it); `unavailable_reason` is set while the latest refresh could not compute one.
+ */
+export const assetMinimums = pgTable('asset_minimums', {
+  ticker: text('ticker').primaryKey(),
+  valueBase: baseUnits('value_base'),
+  computedAt: timestamp('computed_at', { withTimezone: true }),
+  unavailableReason: text('unavailable_reason'),
+  attemptedAt: timestamp('attempted_at', { withTimezone: true }),
+  pinnedBase: baseUnits('pinned_base'),
+  pinnedAt: timestamp('pinned_at', { withTimezone: true }),
+});

@@ -10,6 +10,7 @@ import { insertDeposit } from '../db/queries/payments';
 import { NETWORKS } from '../domain/assets';
 import { logger } from '../observability/logger';
 import { describeError } from '../observability/redact';
+import { ensureMinimumSchedule } from '../temporal/minimum-schedule';
 import { createWorker } from '../temporal/worker';
 import { startPublisher } from './public-material';
 import type { Services } from './services';
@@ -113,6 +114,7 @@ export async function startWorkerRuntime(
       feePolicy: services.feePolicy,
       treasuryAddress: services.treasuryAddress,
     },
+    minimums: { chains: services.chains, adapter: services.adapter, prices: services.prices, maxCostPercent: cfg.minimumMaxCostPercent },
   });
   const { worker, connection: workerConnection } = await createWorker({
     address: opts.address,
@@ -123,6 +125,15 @@ export async function startWorkerRuntime(
   const run = worker.run();
   const clientConnection = await Connection.connect({ address: opts.address });
   const client = new Client({ connection: clientConnection, namespace: cfg.temporalNamespace });
+  // SPEC 2.1, 2.2, 8: the current minimums, recomputed by a Temporal Schedule the operator can see and pause.
+  try {
+    await ensureMinimumSchedule(client, { taskQueue: cfg.taskQueue, everyMs: cfg.minimumRefreshMs });
+  } catch (e) {
+    worker.shutdown();
+    await run.catch(() => undefined);
+    await Promise.all([workerConnection.close(), clientConnection.close()]);
+    throw e;
+  }
 
   const sponsors = sponsorAddresses(services.seed);
   const ownSenders = new Set([sponsors.evmGasTank, sponsors.solFeePayer]);

@@ -10,15 +10,24 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 
-const setAsset = (ticker: string, enabled: boolean, minimum: string | null, fee: string | null = null) =>
-  api.db.execute(sql`INSERT INTO assets (ticker, enabled, minimum_base, fee_percent) VALUES (${ticker}, ${enabled}, ${minimum}, ${fee})
-    ON CONFLICT (ticker) DO UPDATE SET enabled = EXCLUDED.enabled, minimum_base = EXCLUDED.minimum_base, fee_percent = EXCLUDED.fee_percent`);
-const resetAssets = () => api.db.execute(sql`DELETE FROM assets`);
+const setAsset = (ticker: string, enabled: boolean, fee: string | null = null) =>
+  api.db.execute(sql`INSERT INTO assets (ticker, enabled, fee_percent) VALUES (${ticker}, ${enabled}, ${fee})
+    ON CONFLICT (ticker) DO UPDATE SET enabled = EXCLUDED.enabled, fee_percent = EXCLUDED.fee_percent`);
+/** An asset_minimums row as the refresh schedule and the operator's pin leave it; ageSeconds dates computed_at. */
+const setMinimum = (ticker: string, m: { value?: string; ageSeconds?: number; unavailable?: string; pinned?: string }) =>
+  api.db.execute(sql`INSERT INTO asset_minimums (ticker, value_base, computed_at, unavailable_reason, pinned_base)
+    VALUES (${ticker}, ${m.value ?? null}, now() - make_interval(secs => ${m.ageSeconds ?? 0}), ${m.unavailable ?? null}, ${m.pinned ?? null})`);
+const resetAssets = () => api.db.execute(sql`DELETE FROM assets; DELETE FROM asset_minimums`);
+/** Default MINIMUM_REFRESH_MS is 300 s; a figure is current for three refreshes. */
+const STALE_SECONDS = 3 * 300 + 5;
 
 describe('GET /api/cryptocurrencies', () => {
   afterEach(resetAssets);
 
   it('every enabled asset of a configured network, keyed by canonical ticker, with both entry shapes', async () => {
+    await setMinimum('erc20_usdt', { value: '5000000' });
+    await setMinimum('btc', { value: '10000' });
+    await setMinimum('eth', { value: '1000000000000000' });
     const r = await api.json('/api/cryptocurrencies');
     expect(r.status).toBe(200);
     expect(Object.keys(r.body).sort()).toEqual(Object.keys(ASSETS).sort());
@@ -39,7 +48,7 @@ describe('GET /api/cryptocurrencies', () => {
   });
 
   it('disabled assets and unconfigured networks are not listed', async () => {
-    await setAsset('doge', false, null);
+    await setAsset('doge', false);
     const chains = api.deps.chains;
     api.deps.chains = allChains('mainnet', ['bitcoin', 'ethereum', 'dogecoin']);
     try {
@@ -50,14 +59,32 @@ describe('GET /api/cryptocurrencies', () => {
     }
   });
 
-  it('minimum: the current figure at the asset precision, never below the floor, null while unavailable', async () => {
-    await setAsset('btc', true, '123456');
-    await setAsset('ltc', true, '5');
-    await setAsset('eth', true, null);
+  it('minimum: the current figure at the asset precision, never below the floor', async () => {
+    await setMinimum('btc', { value: '123456' });
+    await setMinimum('ltc', { value: '5' });
     const r = await api.json('/api/cryptocurrencies');
     expect(r.body.btc).toMatchObject({ minimum: '0.00123456' });
     expect(r.body.ltc).toMatchObject({ minimum: '0.00100000' });
+  });
+
+  it('minimum null, the asset still listed: no figure yet, a stale one, or one the latest refresh could not compute', async () => {
+    await setMinimum('eth', { value: '2000000000000000', ageSeconds: STALE_SECONDS });
+    await setMinimum('erc20_usdt', { value: '9000000', unavailable: 'no price to convert the Ethereum network cost into USDT' });
+    await setMinimum('sol', { value: '20000000', ageSeconds: 3 * 300 - 30 });
+    const r = await api.json('/api/cryptocurrencies');
+    expect(Object.keys(r.body).sort()).toEqual(Object.keys(ASSETS).sort());
+    expect(r.body.btc).toMatchObject({ minimum: null });
     expect(r.body.eth).toMatchObject({ minimum: null });
+    expect(r.body.erc20_usdt).toMatchObject({ minimum: null });
+    expect(r.body.sol).toMatchObject({ minimum: '0.020000000' });
+  });
+
+  it('a pinned minimum is shown and never goes stale', async () => {
+    await setMinimum('ltc', { value: '300000', ageSeconds: 10 * STALE_SECONDS, pinned: '2500000' });
+    await setMinimum('erc20_usdc', { unavailable: 'no fee estimate from the Ethereum node', pinned: '12000000' });
+    const r = await api.json('/api/cryptocurrencies');
+    expect(r.body.ltc).toMatchObject({ minimum: '0.02500000' });
+    expect(r.body.erc20_usdc).toMatchObject({ minimum: '12.000000' });
   });
 
   it('no network configured → an empty catalog', async () => {
@@ -84,11 +111,24 @@ describe('GET /api/{ticker}/info', () => {
     expect(r.body).toEqual(expected);
   });
 
-  it('operator fee and minimum; the floor while the current minimum is unavailable', async () => {
-    await setAsset('doge', true, '2500000000', '0.5');
+  it('operator fee and current minimum', async () => {
+    await setAsset('doge', true, '0.5');
+    await setMinimum('doge', { value: '2500000000' });
     expect((await api.json('/api/doge/info')).body).toMatchObject({ minimum_transaction: '25.00000000', fee_percent: '0.50' });
-    await setAsset('doge', true, null);
-    expect((await api.json('/api/doge/info')).body).toMatchObject({ minimum_transaction: '10.00000000' });
+  });
+
+  it('while the catalog shows null: the last figure, else the registry floor; a pin as pinned', async () => {
+    await setMinimum('doge', { value: '2500000000', ageSeconds: STALE_SECONDS });
+    await setMinimum('eth', { value: '3000000000000000', unavailable: 'no fee estimate from the Ethereum node' });
+    await setMinimum('ltc', { unavailable: 'no fee estimate from the Litecoin node' });
+    await setMinimum('btc', { value: '50000', ageSeconds: 10 * STALE_SECONDS, pinned: '70000' });
+    const catalog = (await api.json('/api/cryptocurrencies')).body as Record<string, { minimum: string | null }>;
+    expect([catalog.doge.minimum, catalog.eth.minimum, catalog.ltc.minimum, catalog.btc.minimum]).toEqual([null, null, null, '0.00070000']);
+    expect((await api.json('/api/doge/info')).body.minimum_transaction).toBe('25.00000000');
+    expect((await api.json('/api/eth/info')).body.minimum_transaction).toBe('0.003000000000000000');
+    expect((await api.json('/api/ltc/info')).body.minimum_transaction).toBe('0.00100000');
+    expect((await api.json('/api/sol/info')).body.minimum_transaction).toBe('0.010000000');
+    expect((await api.json('/api/btc/info')).body.minimum_transaction).toBe('0.00070000');
   });
 
   it.each([
@@ -100,7 +140,7 @@ describe('GET /api/{ticker}/info', () => {
   });
 
   it('disabled → 422, 1102; network not configured → 422, 1101', async () => {
-    await setAsset('bch', false, null);
+    await setAsset('bch', false);
     const d = await api.json('/api/bch/info');
     expect(d.status).toBe(422);
     expect(d.body).toMatchObject({ code: 1102, error: 'CURRENCY_DISABLED' });

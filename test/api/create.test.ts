@@ -179,15 +179,23 @@ describe('operator settings', () => {
     }
   });
 
-  it('minimum_transaction_coin is the creation-time snapshot', async () => {
+  it('minimum_transaction_coin is the current minimum at creation, kept as a snapshot', async () => {
     const callback = 'https://shop.example/snapshot';
-    await api.db.execute(sql`INSERT INTO assets (ticker, enabled, minimum_base) VALUES ('ltc', true, 250000) ON CONFLICT (ticker) DO UPDATE SET minimum_base = 250000`);
+    const setLtc = (value: number) =>
+      api.db.execute(sql`INSERT INTO asset_minimums (ticker, value_base, computed_at) VALUES ('ltc', ${value}, now())
+        ON CONFLICT (ticker) DO UPDATE SET value_base = EXCLUDED.value_base, computed_at = now()`);
+    await setLtc(250000);
     const r = await callCreate(api, '/api/ltc/create', 'POST JSON', { callback_url: callback, address_out: LTC_OUT });
     expect(r.body.minimum_transaction_coin).toBe('0.00250000');
-    await api.db.execute(sql`UPDATE assets SET minimum_base = 900000 WHERE ticker = 'ltc'`);
+    await setLtc(900000);
     const again = await callCreate(api, '/api/ltc/create', 'POST JSON', { callback_url: callback, address_out: LTC_OUT });
     expect(again.body.minimum_transaction_coin).toBe('0.00250000');
     expect((await api.json('/api/ltc/info')).body.minimum_transaction).toBe('0.00900000');
+    // No current figure (the latest refresh failed): the last one, as info states it.
+    await api.db.execute(sql`UPDATE asset_minimums SET unavailable_reason = 'no fee estimate from the Litecoin node' WHERE ticker = 'ltc'`);
+    const other = await callCreate(api, '/api/ltc/create', 'POST JSON', { callback_url: `${callback}/2`, address_out: LTC_OUT });
+    expect(other.body.minimum_transaction_coin).toBe('0.00900000');
+    await api.db.execute(sql`DELETE FROM asset_minimums`);
   });
 
   it('the seed never appears in a response', async () => {

@@ -31,7 +31,7 @@ export type Gateway = Awaited<ReturnType<typeof startGateway>>;
  * The whole gateway on real parts: PostgreSQL, the Temporal CLI dev server, anvil, surfnet and
  * litecoind (regtest), the worker with its watchers, the API, and a merchant receiver on loopback.
  */
-export async function startGateway(opts: { worker?: boolean; prices?: PriceSource } = {}) {
+export async function startGateway(opts: { worker?: boolean; prices?: PriceSource; env?: Record<string, string> } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-e2e-'));
   const stops: Array<() => Promise<void>> = [];
   // Every part stops, in reverse order (the database last); the first failure is reported afterwards,
@@ -52,6 +52,7 @@ export async function startGateway(opts: { worker?: boolean; prices?: PriceSourc
       CALLBACK_ALLOW_PRIVATE: 'true',
       WATCH_INTERVAL_MS: '300',
       TEMPORAL_TASK_QUEUE: `e2e-${path.basename(dir)}`,
+      ...opts.env,
     };
     const cfg = loadConfig(env);
     const seed = HdSeed.loadOrCreate({ dataDir: dir });

@@ -1,0 +1,136 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { eq } from 'drizzle-orm';
+import type { ChainAdapter } from '../src/chains/adapter';
+import { tokenContract, type ChainRuntimeConfig } from '../src/chains/config';
+import type { Db } from '../src/db/client';
+import { recordComputed, recordUnavailable, setPinned } from '../src/db/queries/minimums';
+import { assets } from '../src/db/schema';
+import { ASSETS, NETWORKS, findAsset, type Asset } from '../src/domain/assets';
+import { minimumForCost } from '../src/domain/minimum';
+import { convertUnits, formatUnits, parseUnits } from '../src/domain/money';
+import { logger } from '../src/observability/logger';
+import type { PriceSource } from '../src/prices/source';
+import { priceOfNativeInAsset } from './pricing';
+
+/** The side effects of workflows/minimums.ts: recompute the current minimums, and the operator's pin. */
+
+export interface MinimumDeps {
+  db: Db;
+  chains: ChainRuntimeConfig;
+  adapter(network: string): Promise<ChainAdapter>;
+  prices: PriceSource;
+  /** MINIMUM_MAX_COST_PERCENT with two decimals: the forwarding cost's largest share of the minimum. */
+  maxCostPercent: string;
+  /** Bound on one asset's estimate, so one node that hangs never holds up the other assets. */
+  estimateTimeoutMs?: number;
+}
+
+/** What a refresh did, per ticker: the figure written (decimal string) or why there is none now. */
+export interface RefreshReport {
+  computed: Record<string, string>;
+  unavailable: Record<string, string>;
+}
+
+/** A minimum cannot be computed now; the message is safe to store and show (no node URL, no credentials). */
+class Unavailable extends Error {}
+
+const floorOf = (a: Asset) => parseUnits(a.minimumFloor, a.decimals);
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Unavailable(`no fee estimate within ${ms} ms`)), ms);
+    // A call the node never answers must not keep a stopping worker process alive.
+    timer.unref();
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+export function createMinimumActivities(deps: MinimumDeps) {
+  const timeoutMs = deps.estimateTimeoutMs ?? 30_000;
+
+  /** Enabled and its network configured (a token also needs its contract): the assets the catalog lists. */
+  async function servedAssets(): Promise<Asset[]> {
+    const disabled = new Set((await deps.db.select().from(assets).where(eq(assets.enabled, false))).map((r) => r.ticker));
+    return Object.values(ASSETS).filter((a) => {
+      const rt = Object.prototype.hasOwnProperty.call(deps.chains, a.network) ? deps.chains[a.network] : undefined;
+      if (!rt || disabled.has(a.ticker) || !a.enabledByDefault) return false;
+      return a.type === 'native' || tokenContract(a, rt) !== undefined;
+    });
+  }
+
+  /** The network's live cost of one forward at the default priority, in base units of the asset itself. */
+  async function forwardCost(a: Asset): Promise<bigint> {
+    let estimate;
+    try {
+      const adapter = await deps.adapter(a.network);
+      estimate = await adapter.estimateForwardCost(a.ticker, 'default');
+    } catch (e) {
+      if (e instanceof Unavailable) throw e;
+      logger.warn({ ticker: a.ticker, err: e instanceof Error ? e.name : 'error' }, 'minimum refresh: no fee estimate');
+      throw new Unavailable(`no fee estimate from the ${NETWORKS[a.network].name} node`);
+    }
+    let cost = estimate.networkFee;
+    if (estimate.sponsorCost > 0n) {
+      // Gas top-up (ERC-20) or fee payer and rent (SPL), paid in the native coin, recovered in the token.
+      const price = await priceOfNativeInAsset(deps.prices, a);
+      if (price === undefined) throw new Unavailable(`no price to convert the ${NETWORKS[a.network].name} network cost into ${a.symbol}`);
+      const native = ASSETS[NETWORKS[a.network].nativeTicker];
+      cost += convertUnits(estimate.sponsorCost, native.decimals, a.decimals, price);
+    }
+    return cost;
+  }
+
+  /** Each served asset's figure, or why there is none now; the assets' nodes are asked in parallel. */
+  async function refreshAll(): Promise<RefreshReport> {
+    const report: RefreshReport = { computed: {}, unavailable: {} };
+    const served = await servedAssets();
+    await Promise.all(
+      served.map(async (a) => {
+        try {
+          const value = minimumForCost(await withTimeout(forwardCost(a), timeoutMs), deps.maxCostPercent, floorOf(a));
+          await recordComputed(deps.db, a.ticker, value);
+          report.computed[a.ticker] = formatUnits(value, a.decimals);
+        } catch (e) {
+          if (!(e instanceof Unavailable)) throw e;
+          await recordUnavailable(deps.db, a.ticker, e.message);
+          report.unavailable[a.ticker] = e.message;
+        }
+      }),
+    );
+    return report;
+  }
+
+  return {
+    /**
+     * Run by the `minimum-refresh` schedule: every served asset's minimum from live fees and prices. Ends as
+     * soon as it is cancelled, so a worker shutting down never waits for a slow node; the next run redoes it.
+     */
+    async refreshMinimums(): Promise<RefreshReport> {
+      return Promise.race([refreshAll(), Context.current().cancelled]);
+    },
+
+    /** The operator's pin (`npm run admin -- minimum set|clear`); value null clears it. */
+    async pinMinimum(input: { ticker: string; value: string | null }): Promise<{ ticker: string; pinned: string | null }> {
+      const a = findAsset(input.ticker);
+      if (!a) throw ApplicationFailure.nonRetryable(`unknown ticker ${input.ticker.slice(0, 64)}`, 'InvalidPin');
+      if (input.value === null) {
+        await setPinned(deps.db, a.ticker, null);
+        return { ticker: a.ticker, pinned: null };
+      }
+      let value: bigint;
+      try {
+        value = parseUnits(input.value, a.decimals);
+      } catch (e) {
+        throw ApplicationFailure.nonRetryable(`${a.ticker} minimum: ${(e as Error).message}`, 'InvalidPin');
+      }
+      if (value < floorOf(a)) {
+        throw ApplicationFailure.nonRetryable(`${a.ticker} minimum may not be below the registry floor ${formatUnits(floorOf(a), a.decimals)}`, 'InvalidPin');
+      }
+      await setPinned(deps.db, a.ticker, value);
+      return { ticker: a.ticker, pinned: formatUnits(value, a.decimals) };
+    },
+  };
+}
+
+export type MinimumActivities = ReturnType<typeof createMinimumActivities>;

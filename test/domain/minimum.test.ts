@@ -1,0 +1,73 @@
+import { loadConfig } from '../../src/config';
+import { minimumForCost, statedMinimum, viewMinimum, STALE_AFTER_REFRESHES, type MinimumState } from '../../src/domain/minimum';
+
+/** SPEC 2.1, 2.2, 8: the operator's rule, and what the catalog, info and eligibility make of a stored figure. */
+
+describe('minimumForCost: smallest amount whose forwarding cost is at most the share, never below the floor', () => {
+  it.each([
+    // cost, percent, floor, expected
+    [0n, '5.00', 100_000n, 100_000n],
+    [2_220n, '5.00', 100_000n, 100_000n], // 44 400 < floor
+    [22_200n, '5.00', 100_000n, 444_000n], // exactly 5 %
+    [22_201n, '5.00', 100_000n, 444_020n], // rounded up: 22 201 / 444 020 ≤ 5 %, 444 019 would exceed it
+    [1n, '5.00', 0n, 20n],
+    [1_764_000_000_000_000n, '5.00', 10n ** 15n, 35_280_000_000_000_000n], // 84 gwei·21000 → 0.03528 ETH
+    [3n, '2.50', 0n, 120n],
+    [7n, '0.01', 0n, 70_000n],
+    [1000n, '100.00', 0n, 1000n],
+  ])('cost %s at %s %% (floor %s) → %s', (cost, pct, floor, expected) => {
+    const m = minimumForCost(cost, pct, floor);
+    expect(m).toBe(expected);
+    if (m > floor) {
+      // Smallest: the cost is within the share at m, and beyond it one base unit less.
+      const h = BigInt(Math.round(Number(pct) * 100));
+      expect(cost * 10_000n <= m * h).toBe(true);
+      expect(cost * 10_000n > (m - 1n) * h).toBe(true);
+    }
+  });
+
+  it('refuses a negative cost and a zero share', () => {
+    expect(() => minimumForCost(-1n, '5.00', 0n)).toThrow(RangeError);
+    expect(() => minimumForCost(1n, '0.00', 0n)).toThrow(RangeError);
+  });
+});
+
+describe('viewMinimum / statedMinimum', () => {
+  const floor = 1000n;
+  const refresh = 60_000;
+  const state = (s: Partial<MinimumState>): MinimumState => ({ value: null, ageMs: null, unavailable: null, pinned: null, ...s });
+  const bound = STALE_AFTER_REFRESHES * refresh;
+
+  it.each<[string, MinimumState | undefined, bigint | null, bigint]>([
+    ['no figure yet: catalog null, info the floor', undefined, null, floor],
+    ['fresh figure', state({ value: 5000n, ageMs: 10 }), 5000n, 5000n],
+    ['fresh figure below the floor is the floor', state({ value: 10n, ageMs: 10 }), floor, floor],
+    ['at the staleness bound still current', state({ value: 5000n, ageMs: bound }), 5000n, 5000n],
+    ['past the bound: null, info the last figure', state({ value: 5000n, ageMs: bound + 1 }), null, 5000n],
+    ['latest refresh could not compute: null, info the last figure', state({ value: 5000n, ageMs: 10, unavailable: 'no price' }), null, 5000n],
+    ['never computed, unavailable: null, info the floor', state({ unavailable: 'no fee estimate' }), null, floor],
+    ['pinned: shown even when the computed figure is stale', state({ value: 5000n, ageMs: bound * 10, pinned: 7000n }), 7000n, 7000n],
+    ['pinned while unavailable', state({ unavailable: 'no price', pinned: 7000n }), 7000n, 7000n],
+  ])('%s', (_name, s, current, stated) => {
+    expect(viewMinimum(s, floor, refresh)).toEqual({ current, stated });
+    expect(statedMinimum(s, floor)).toBe(stated);
+  });
+});
+
+describe('configuration', () => {
+  it('defaults: refresh every 5 minutes, cost at most 5 %', () => {
+    expect(loadConfig({})).toMatchObject({ minimumRefreshMs: 300_000, minimumMaxCostPercent: '5.00' });
+    expect(loadConfig({ MINIMUM_REFRESH_MS: '2000', MINIMUM_MAX_COST_PERCENT: '2.5' })).toMatchObject({ minimumRefreshMs: 2000, minimumMaxCostPercent: '2.50' });
+  });
+
+  it.each([
+    ['MINIMUM_REFRESH_MS', '999'],
+    ['MINIMUM_REFRESH_MS', '5m'],
+    ['MINIMUM_MAX_COST_PERCENT', '0'],
+    ['MINIMUM_MAX_COST_PERCENT', '101'],
+    ['MINIMUM_MAX_COST_PERCENT', '5.123'],
+    ['MINIMUM_MAX_COST_PERCENT', '-5'],
+  ])('%s=%s stops the process naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^invalid configuration: ${name}`));
+  });
+});

@@ -1,0 +1,123 @@
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { Worker } from '@temporalio/worker';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { createActivities } from '../../activities';
+import type { RefreshReport } from '../../activities/minimums';
+import { allAssetViews } from '../../api/assets';
+import type { ChainAdapter } from '../../src/chains/adapter';
+import type { ChainRuntimeConfig } from '../../src/chains/config';
+import { createAdapter } from '../../src/chains/factory';
+import { litecoindAvailable, startLitecoind, type LitecoindDevnet } from '../../src/chains/devnet/litecoind';
+import { DEVNET_PRICES, FixedPriceSource } from '../../src/prices/source';
+import { ensureMinimumSchedule, MINIMUM_SCHEDULE_ID } from '../../src/temporal/minimum-schedule';
+import { workflowsEntry } from '../../src/temporal/worker';
+import { createTestDatabase } from '../helpers/db';
+import { testSeed, tmpDir } from '../helpers/nodes';
+import { waitFor } from '../helpers/process';
+import { createLocalEnv } from '../helpers/temporal';
+
+/**
+ * The refresh against nodes that fail: one that never answers (a silent TCP listener) and one that is gone
+ * (a closed port) beside a live litecoind. Those assets' minimums become unavailable (catalog null) without
+ * holding up the others, and a worker shutting down does not wait for the silent node.
+ */
+const seed = testSeed();
+let env: TestWorkflowEnvironment;
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let ltc: LitecoindDevnet;
+let silent: net.Server;
+let chains: ChainRuntimeConfig;
+const sockets = new Set<net.Socket>();
+const adapters = new Map<string, Promise<ChainAdapter>>();
+/** One adapter per network, as src/runtime/services.ts keeps them; a failed creation is retried. */
+function adapter(n: string): Promise<ChainAdapter> {
+  let a = adapters.get(n);
+  if (!a) {
+    a = createAdapter(n, chains[n], seed);
+    a.catch(() => adapters.delete(n));
+    adapters.set(n, a);
+  }
+  return a;
+}
+let accepted = 0;
+
+beforeAll(async () => {
+  if (!litecoindAvailable()) throw new Error('litecoind is not installed: apt-get install -y litecoind (.ci/run installs it)');
+  silent = net.createServer((s) => {
+    accepted += 1;
+    sockets.add(s); // accepts, reads, never answers
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+  const closed = net.createServer();
+  await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
+  const closedPort = (closed.address() as AddressInfo).port;
+  await new Promise<void>((r) => closed.close(() => r()));
+  [env, database, ltc] = await Promise.all([createLocalEnv(), createTestDatabase(), startLitecoind({ dir: tmpDir('gw-min-ltc-') })]);
+  chains = {
+    litecoin: { mode: 'regtest', rpcUrl: ltc.rpcUrl, contracts: {} },
+    ethereum: { mode: 'regtest', rpcUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, contracts: {} },
+    solana: { mode: 'regtest', rpcUrl: `http://127.0.0.1:${closedPort}`, contracts: { sol_usdc: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v' } },
+  };
+}, 120_000);
+
+afterAll(async () => {
+  for (const s of sockets) s.destroy();
+  for (const a of adapters.values()) await a.then((x) => x.close()).catch(() => undefined);
+  await new Promise<void>((r) => (silent ? silent.close(() => r()) : r()));
+  await ltc?.stop();
+  await env?.teardown();
+  await database?.drop();
+});
+
+function minimumWorker(taskQueue: string, estimateTimeoutMs: number) {
+  return Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowsPath: workflowsEntry(),
+    activities: createActivities({
+      db: database.db,
+      minimums: {
+        chains,
+        adapter,
+        prices: new FixedPriceSource(DEVNET_PRICES),
+        maxCostPercent: '5.00',
+        estimateTimeoutMs,
+      },
+    }),
+  });
+}
+
+it('a silent node and a dead one make their assets unavailable (catalog null) while the live node\'s asset is computed', async () => {
+  const worker = await minimumWorker('minimums-faults', 1500);
+  const report = (await worker.runUntil(
+    env.client.workflow.execute('minimumRefresh', { taskQueue: 'minimums-faults', workflowId: `minimum-refresh-faults-${Date.now()}` }),
+  )) as RefreshReport;
+  expect(report.computed).toEqual({ ltc: '0.00100000', sol: '0.010000000' }); // a SOL transfer's fee needs no RPC
+  // (erc20 tokens and sol_usdt have no contract on this regtest configuration: not served, not refreshed)
+  expect(report.unavailable).toEqual({ eth: 'no fee estimate within 1500 ms', sol_usdc: expect.stringMatching(/^no fee estimate (from the Solana node|within 1500 ms)$/) });
+  const views = new Map((await allAssetViews(database.db, chains, 60_000)).map((v) => [v.asset.ticker, v]));
+  expect(views.get('eth')!.minimumBase).toBeNull();
+  expect(views.get('eth')!.minimumStated).toBe(10n ** 15n); // info: the floor, nothing computed yet
+  expect(views.get('sol_usdc')!.minimumBase).toBeNull();
+  expect(views.get('ltc')!.minimumBase).toBe(100_000n);
+}, 120_000);
+
+it('a worker shutting down does not wait for a refresh stuck on a silent node', async () => {
+  const taskQueue = 'minimums-shutdown';
+  const worker = await minimumWorker(taskQueue, 600_000);
+  const running = worker.run();
+  const acceptedBefore = accepted;
+  try {
+    await ensureMinimumSchedule(env.client, { taskQueue, everyMs: 3_600_000 });
+    // The run that creation triggers is under way, its activity waiting on the silent node.
+    await waitFor(() => accepted > acceptedBefore, 30_000, 'the activity connected to the silent node');
+    await env.client.schedule.getHandle(MINIMUM_SCHEDULE_ID).pause('test done');
+  } finally {
+    const t0 = Date.now();
+    worker.shutdown();
+    await running;
+    expect(Date.now() - t0).toBeLessThan(5000);
+  }
+}, 120_000);
