@@ -121,7 +121,7 @@ export async function judge(
     let out: number;
     let balance: bigint;
     try {
-      out = await bounded(chains.outgoing(cfg.ticker, cfg.addressIn, cfg.deposits), 60_000, `outgoing of ${cfg.addressIn}`);
+      out = await bounded(chains.outgoing(cfg.ticker, cfg.addressIn, cfg.deposits), 180_000, `outgoing of ${cfg.addressIn}`);
       balance = await bounded(chains.balance(cfg.ticker, cfg.addressOut), 30_000, `balance of ${cfg.addressOut}`);
     } catch (e) {
       c.uncountedChecks++;
