@@ -30,8 +30,20 @@ export async function stuckEvidence(databaseUrl: string, temporalAddress: string
       let workflow = 'unknown';
       let pending: string[] = [];
       try {
-        const d = await client.workflow.getHandle(r.deposit_key).describe();
+        const handle = client.workflow.getHandle(r.deposit_key);
+        const d = await handle.describe();
         workflow = d.status.name;
+        if (workflow === 'FAILED' || workflow === 'TERMINATED' || workflow === 'TIMED_OUT') {
+          // The close event's failure: why the lifecycle ended without a stored verdict.
+          const why = await handle.result().then(
+            () => '',
+            (e: unknown) => {
+              const err = e as { message?: string; cause?: { message?: string; cause?: { message?: string } } };
+              return [err.message, err.cause?.message, err.cause?.cause?.message].filter(Boolean).join(' ← ');
+            },
+          );
+          workflow = `${workflow}: ${why.slice(0, 300)}`;
+        }
         pending = (d.raw.pendingActivities ?? []).map(
           (a) => `${a.activityType?.name} attempt ${a.attempt}: ${(a.lastFailure?.message ?? '').slice(0, 240)}`,
         );
