@@ -29,7 +29,9 @@ async function main(): Promise<number> {
     recoveryMs: report.recoveryMs, pgDownMs: report.pgDownMs, kills: report.kills, settled: String(report.settled), durationS: Math.round(report.durationMs / 1000),
   }));
   console.log('\nfaults injected:', JSON.stringify(report.faults));
+  console.log('nodes probed directly:', JSON.stringify(report.nodes));
   console.log('not done, by stored reason:', JSON.stringify(report.failureReasons, null, 1));
+  for (const s of report.stuck) console.log(`stuck: ${s.ticker} ${s.uuid} ${s.result} workflow ${s.workflow} txid_out ${s.txidOut}\n  reason: ${s.reason}\n  ${s.pending.join('\n  ')}`);
   for (const d of report.deaths) console.log(`death: ${d.name} code=${d.code} signal=${d.signal} at ${d.atMsAfterPgRestart} ms after the PostgreSQL restart\n${d.why}`);
   for (const f of report.detail.findings.slice(0, 60)) console.log(`finding: ${f}`);
   console.log(`process logs: ${report.logDir}`);

@@ -112,28 +112,28 @@ export async function drillChains(state: DevnetState) {
     return out;
   }
 
-  /** Transactions that spent any of the outpoints, on the best chain or in the mempool. */
-  async function ltcSpenders(outpoints: Set<string>): Promise<Map<string, Set<string>>> {
-    const spenders = new Map<string, Set<string>>();
-    const note = (tx: { txid: string; vin: { txid?: string; vout?: number }[] }) => {
-      for (const i of tx.vin) {
-        const op = `${i.txid}:${i.vout}`;
-        if (!outpoints.has(op)) continue;
-        const s = spenders.get(op) ?? new Set<string>();
-        s.add(tx.txid);
-        spenders.set(op, s);
+  /** Every outpoint spent since the drill began (best chain and mempool) → the transactions spending it; read once. */
+  let spends: Promise<Map<string, Set<string>>> | undefined;
+  const allLtcSpends = () =>
+    (spends ??= (async () => {
+      const map = new Map<string, Set<string>>();
+      const note = (tx: { txid: string; vin: { txid?: string; vout?: number }[] }) => {
+        for (const i of tx.vin) {
+          if (!i.txid) continue;
+          const op = `${i.txid}:${i.vout}`;
+          map.set(op, (map.get(op) ?? new Set<string>()).add(tx.txid));
+        }
+      };
+      const tip = await ltc.call<number>('getblockcount');
+      for (let h = ltcStart; h <= tip; h++) {
+        const block = await ltc.call<{ tx: { txid: string; vin: { txid?: string; vout?: number }[] }[] }>('getblock', [await ltc.call<string>('getblockhash', [h]), 2]);
+        block.tx.forEach(note);
       }
-    };
-    const tip = await ltc.call<number>('getblockcount');
-    for (let h = ltcStart; h <= tip; h++) {
-      const block = await ltc.call<{ tx: { txid: string; vin: { txid?: string; vout?: number }[] }[] }>('getblock', [await ltc.call<string>('getblockhash', [h]), 2]);
-      block.tx.forEach(note);
-    }
-    for (const txid of await ltc.call<string[]>('getrawmempool')) {
-      note(await ltc.call<{ txid: string; vin: { txid?: string; vout?: number }[] }>('getrawtransaction', [txid, true]));
-    }
-    return spenders;
-  }
+      for (const txid of await ltc.call<string[]>('getrawmempool')) {
+        note(await ltc.call<{ txid: string; vin: { txid?: string; vout?: number }[] }>('getrawtransaction', [txid, true]));
+      }
+      return map;
+    })());
 
   /**
    * Successful transactions that address_in signed: every forward out of a Solana address_in needs its
@@ -183,9 +183,8 @@ export async function drillChains(state: DevnetState) {
         return new Set(logs.map((l) => `${l.transactionHash}:${l.index}`)).size;
       }
       if (ticker === 'sol' || ticker === 'sol_usdc') return solSignedBy(addressIn);
-      const ops = new Set(deposits.map((d) => `${d.txid}:${d.vout}`));
-      const spent = await ltcSpenders(ops);
-      return new Set([...spent.values()].flatMap((s) => [...s])).size;
+      const all = await allLtcSpends();
+      return new Set(deposits.flatMap((d) => [...(all.get(`${d.txid}:${d.vout}`) ?? [])])).size;
     },
     async balance(ticker: string, address: string): Promise<bigint> {
       if (ticker === 'eth') return provider.getBalance(address);

@@ -93,6 +93,8 @@ export async function judge(
   const resultsByState: Record<string, number> = {};
   const byTxidOut = new Map<string, string[]>();
   const cbByUuid = new Map<string, ConfirmedCallback[]>();
+  /** A network whose node did not answer once is not asked again: each of its checks is uncounted at once. */
+  const silent = new Set<string>();
   for (const cb of callbacks) cbByUuid.set(cb.uuid, [...(cbByUuid.get(cb.uuid) ?? []), cb]);
 
   for (const cfg of configs) {
@@ -121,9 +123,11 @@ export async function judge(
     let out: number;
     let balance: bigint;
     try {
-      out = await bounded(chains.outgoing(cfg.ticker, cfg.addressIn, cfg.deposits), 60_000, `outgoing of ${cfg.addressIn}`);
+      if (silent.has(ASSETS[cfg.ticker].network)) throw new Error(`${ASSETS[cfg.ticker].network} node did not answer earlier`);
+      out = await bounded(chains.outgoing(cfg.ticker, cfg.addressIn, cfg.deposits), 180_000, `outgoing of ${cfg.addressIn}`);
       balance = await bounded(chains.balance(cfg.ticker, cfg.addressOut), 30_000, `balance of ${cfg.addressOut}`);
     } catch (e) {
+      silent.add(ASSETS[cfg.ticker].network);
       c.uncountedChecks++;
       findings.push(`${cfg.ticker}: ${String(e)}`);
       continue;

@@ -4,7 +4,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { Pool } from 'pg';
 import { createMerchantReceiver } from '../../examples/merchant-receiver';
 import { startDevnets, type Devnets } from '../../src/chains/devnet';
 import { HdSeed } from '../../src/chains/keys';
@@ -17,6 +16,8 @@ import { seededRandom, startHostileRpc, type FaultKind, type HostileRpc, type Ho
 import { startPgServer } from '../helpers/pg-server';
 import { startChaos } from './drill-chaos';
 import { drillChains, type Deposit } from './drill-chains';
+import { stuckEvidence, type StuckEvidence } from './drill-evidence';
+import { probeNodes, type NodeOutage } from './drill-health';
 import { createSupervisor } from './drill-procs';
 import { judge, type ConfirmedCallback, type DrillConfig, type DrillCounts, type LogRecord, type VerdictDetail } from './drill-verdict';
 
@@ -63,6 +64,10 @@ export interface DrillReport {
   faults: Record<string, HostileRpcStats>;
   settled: boolean;
   failureReasons: Record<string, number>;
+  /** The local nodes' own health, probed directly: an outage of the test bed, not of the gateway. */
+  nodes: Record<string, NodeOutage>;
+  /** Per payment not done: its stored reason and its workflow's pending activities with their last failure. */
+  stuck: StuckEvidence[];
   durationMs: number;
   logDir: string;
 }
@@ -106,6 +111,8 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
     stops.push(() => devnets.stop());
     const st = devnets.state;
     stage(`PostgreSQL :${pg.port}, Temporal ${temporal.address}, chains up`);
+    const health = probeNodes(st);
+    stops.push(() => health.stop());
 
     const faults = o.faults ?? {};
     const proxies: Record<string, HostileRpc> = {
@@ -278,17 +285,17 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
       .filter((r) => r.verified && r.fields?.result === 'sent')
       .map((r) => r.fields as unknown as ConfirmedCallback);
     const { counts, detail } = await judge(chains, configs, await fetchLogs(), callbacks, sup.deaths.length, stage);
+    const stuck = await stuckEvidence(pg.url, temporal.address).catch((e: unknown) => {
+      stage(`no evidence of stuck payments: ${String(e)}`);
+      return [] as StuckEvidence[];
+    });
     const failureReasons: Record<string, number> = {};
-    const pool = new Pool({ connectionString: pg.url, max: 1 });
-    pool.on('error', () => undefined);
-    try {
-      const { rows } = await pool.query<{ result: string; reason: string | null; n: string }>(`SELECT result, reason, count(*) n FROM payments WHERE result <> 'done' GROUP BY 1, 2`);
-      for (const r of rows) failureReasons[`${r.result}: ${(r.reason ?? '').slice(0, 160)}`] = Number(r.n);
-    } finally {
-      await pool.end();
+    for (const s of stuck) {
+      const k = `${s.result}: ${s.reason ?? s.pending[0] ?? s.workflow}`.slice(0, 200);
+      failureReasons[k] = (failureReasons[k] ?? 0) + 1;
     }
     return {
-      counts, detail, recoveryMs, pgDownMs, kills: sup.kills, boundaries: chaos.boundaries(), settled, failureReasons,
+      counts, detail, recoveryMs, pgDownMs, kills: sup.kills, boundaries: chaos.boundaries(), settled, failureReasons, stuck, nodes: health.outages(),
       deaths: sup.deaths.map((d) => ({ name: d.name, code: d.code, signal: d.signal, atMsAfterPgRestart: pgRestartedAt ? d.at - pgRestartedAt : null, why: d.why })),
       faults: Object.fromEntries(Object.entries(proxies).map(([k, p]) => [k, p.stats()])),
       durationMs: Date.now() - started,
