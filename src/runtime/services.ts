@@ -45,7 +45,9 @@ export function priceSourceFor(cfg: Config, chains: ChainRuntimeConfig): PriceSo
   if (cfg.priceSourceUrl) return new HttpPriceSource(cfg.priceSourceUrl);
   if (cfg.priceSourceNone) return new NoPriceSource();
   const networks = Object.values(chains);
-  if (networks.length > 0 && networks.every((n) => n.mode === 'regtest')) return new FixedPriceSource(DEVNET_PRICES);
+  // No network, nothing to price (a worker or API started without chains serves no asset).
+  if (networks.length === 0) return new NoPriceSource();
+  if (networks.every((n) => n.mode === 'regtest')) return new FixedPriceSource(DEVNET_PRICES);
   throw new ConfigError(
     'invalid configuration: PRICE_SOURCE_URL must be set (or PRICE_SOURCE=none to run without prices) when a network is not a local regtest chain',
   );
@@ -68,7 +70,10 @@ export function refuseSecrets(cfg: Config): void {
 
 export function buildApiServices(cfg: Config, database: Database, env: NodeJS.ProcessEnv = process.env): ApiServices {
   refuseSecrets(cfg);
-  return { cfg, database, chains: chainConfigFromEnv(env), material: publicMaterialFrom(database.db) };
+  const chains = chainConfigFromEnv(env);
+  // The API quotes no price itself, but both tiers share one configuration: it refuses the same gap at once.
+  priceSourceFor(cfg, chains);
+  return { cfg, database, chains, material: publicMaterialFrom(database.db) };
 }
 
 /** The API's part of a process that also runs the worker (the embedded default, tests): no secret in it. */
