@@ -11,6 +11,7 @@ import {
 } from '../src/db/queries/payments';
 import { ASSETS, NETWORKS, type Priority } from '../src/domain/assets';
 import { convertUnits, percentOf } from '../src/domain/money';
+import { logger } from '../src/observability/logger';
 import { forwards } from '../src/observability/metrics';
 import type { DepositDeps } from './deposit';
 import { asset, permanent, planFromJson, planToJson, toDeposit, withHeartbeat } from './forward-support';
@@ -119,6 +120,7 @@ export function createForwardActivities(deps: DepositDeps) {
         case 'replaceable':
           return { status: 'replaceable', txidOut, reason: s.reason, observedAt: s.observedAt.toString() };
         case 'pending':
+          if (s.note) logger.warn({ payment: uuid, txidOut, nonce: plan.nonce, note: s.note }, 'forward waiting');
           if (s.known !== false) return { status: 'pending', txidOut, ...(s.note ? { note: s.note } : {}) };
       }
       try {
@@ -127,7 +129,10 @@ export function createForwardActivities(deps: DepositDeps) {
         return { status: 'pending', txidOut, ...(s.note ? { note: s.note } : {}) };
       } catch (e) {
         if (!(e instanceof BroadcastRejectedError || e instanceof NodeUnavailableError)) throw e;
-        return { status: 'pending', txidOut, note: `${s.note ? `${s.note}; ` : ''}re-broadcast refused: ${e.message}` };
+        const note = `${s.note ? `${s.note}; ` : ''}re-broadcast refused: ${e.message}`;
+        // The wait goes on; the operator sees why (the workflow keeps re-sending at its backoff).
+        logger.warn({ payment: uuid, txidOut, nonce: plan.nonce, note }, 'forward not held by the node; re-sending');
+        return { status: 'pending', txidOut, note };
       }
     },
 

@@ -120,7 +120,14 @@ export const forwardTxs = pgTable(
     discardedAt: timestamp('discarded_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('forward_txs_source_idx').on(t.network, t.source, t.nonce)],
+  (t) => [
+    index('forward_txs_source_idx').on(t.network, t.source, t.nonce),
+    // Two live plans can never hold one nonce of one source, even if a lock was lost (a database restart
+    // ends the lock's session while its holder still runs): the second store fails and prepares again.
+    uniqueIndex('forward_txs_live_nonce_uq')
+      .on(t.network, t.source, t.nonce)
+      .where(sql`${t.discardedAt} IS NULL AND ${t.nonce} IS NOT NULL`),
+  ],
 );
 
 /** Every callback delivery attempt, as sent and as answered (SPEC 2.5). */

@@ -2,6 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import { createOrGetConfig } from '../../src/db/queries/configs';
 import {
   ForwardCollisionError,
+  NonceTakenError,
   discardForwardIf,
   insertDeposit,
   nonceFloor,
@@ -67,11 +68,14 @@ describe('forward ledger', () => {
     expect(await storeForwardOnce(database.db, a.uuid, '{}', '0xa7', '1.00', { network: 'ethereum', source: other, nonce: 7 })).toBe(true);
     expect(await nonceFloor(database.db, 'ethereum', other)).toBe(8);
     expect(await nonceFloor(database.db, 'solana', other)).toBe(0);
-    expect(await storeForwardOnce(database.db, b.uuid, '{}', '0xb7', '1.00', { network: 'ethereum', source: other, nonce: 7 })).toBe(true);
-    expect(await rivalForwards(database.db, 'ethereum', other, 7, '0xa7')).toEqual(['0xb7']);
-    // Discarded plans no longer hold their nonce.
+    // A second live plan at the same nonce is refused, even without the lock (a lock lost mid-forward).
+    await expect(storeForwardOnce(database.db, b.uuid, '{}', '0xb7', '1.00', { network: 'ethereum', source: other, nonce: 7 })).rejects.toBeInstanceOf(NonceTakenError);
+    const [rowB] = await database.db.select().from(payments).where(eq(payments.uuid, b.uuid));
+    expect(rowB.forwardRaw).toBeNull();
+    // Once a plan is discarded its nonce is free, and it stays findable as the rival of the next one.
     await discardForwardIf(database.db, a.uuid, '0xa7');
-    await discardForwardIf(database.db, b.uuid, '0xb7');
     expect(await nonceFloor(database.db, 'ethereum', other)).toBe(0);
+    expect(await storeForwardOnce(database.db, b.uuid, '{}', '0xb7', '1.00', { network: 'ethereum', source: other, nonce: 7 })).toBe(true);
+    expect(await rivalForwards(database.db, 'ethereum', other, 7, '0xb7')).toEqual(['0xa7']);
   });
 });

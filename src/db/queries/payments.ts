@@ -85,6 +85,14 @@ export class ForwardCollisionError extends Error {
   }
 }
 
+/** A live stored forward of the same source already holds this nonce (a lock lost mid-forward). Retryable. */
+export class NonceTakenError extends Error {
+  constructor(src: ForwardSource) {
+    super(`nonce ${src.nonce} of ${src.source} is held by another stored forward; preparing again`);
+    this.name = 'NonceTakenError';
+  }
+}
+
 /**
  * Stores the signed forward once, and records its txid (and nonce) in forward_txs in the same
  * transaction; a second caller gets false and must use what is stored. A txid held by another payment
@@ -100,10 +108,16 @@ export async function storeForwardOnce(db: Db, uuid: string, raw: string, txidOu
       .where(and(eq(payments.uuid, uuid), isNull(payments.forwardRaw)))
       .returning({ uuid: payments.uuid });
     if (stored.length === 0) return false;
-    await tx
-      .insert(forwardTxs)
-      .values({ txid: txidOut, paymentUuid: uuid, network: src.network, source: src.source, nonce: src.nonce === undefined ? null : BigInt(src.nonce) })
-      .onConflictDoNothing({ target: forwardTxs.txid });
+    try {
+      await tx
+        .insert(forwardTxs)
+        .values({ txid: txidOut, paymentUuid: uuid, network: src.network, source: src.source, nonce: src.nonce === undefined ? null : BigInt(src.nonce) })
+        .onConflictDoNothing({ target: forwardTxs.txid });
+    } catch (e) {
+      // Nothing of this plan is stored (the transaction rolls back); the caller prepares again above it.
+      if ((e as { cause?: { constraint?: string } }).cause?.constraint === 'forward_txs_live_nonce_uq') throw new NonceTakenError(src);
+      throw e;
+    }
     const [holder] = await tx.select({ uuid: forwardTxs.paymentUuid }).from(forwardTxs).where(eq(forwardTxs.txid, txidOut));
     if (holder.uuid !== uuid) throw new ForwardCollisionError(txidOut, holder.uuid);
     return true;
