@@ -48,6 +48,22 @@ describe('ERC-20 forwards prepared together', () => {
     expect(await chain.balanceOf(outB)).toBe(4_000_000n);
     expect((await chain.adapter.forwardStatus(planB)).status).toBe('confirmed');
   });
+
+  test('two forwards of one address prepared while the tank stood still each bring a top-up of their own; both land', async () => {
+    const a = await depositTo(chain, 13n, 5_000_000n);
+    const b = await depositTo(chain, 13n, 5_000_000n);
+    const out = Wallet.createRandom().address;
+    const p1 = await chain.adapter.prepareForward({ deposit: a, derivationIndex: 13n, addressOut: out, priority: 'default' });
+    const p2 = await chain.adapter.prepareForward({ deposit: b, derivationIndex: 13n, addressOut: out, priority: 'default', nonceFloor: p1.nonce! + 1 });
+    const topups = [p1, p2].map((p) => p.txs.find((t) => t.role === 'gas-topup')!.txid);
+    expect(topups[0]).not.toBe(topups[1]);
+    await chain.adapter.broadcast(p1);
+    await chain.adapter.broadcast(p2);
+    await chain.mine(1);
+    expect((await chain.adapter.forwardStatus(p1)).status).toBe('confirmed');
+    expect((await chain.adapter.forwardStatus(p2)).status).toBe('confirmed');
+    expect(await chain.balanceOf(out)).toBe(10_000_000n);
+  });
 });
 
 describe('ETH forwards from one address_in', () => {

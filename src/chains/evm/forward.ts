@@ -72,10 +72,14 @@ export async function prepareTokenForward(
   }
   const fees = await eip1559Fees(ctx.provider, req.priority);
   const need = gasLimit * fees.maxFeePerGas;
-  // Signed now for the record; sent (or signed again at the tank's next nonce) under the tank's lock.
-  const topup = await sign(ctx, tank, 'gas-topup', { to: source.address, value: need, gasLimit: ETH_TRANSFER_GAS, ...fees, nonce: await nonceOf(ctx, tank.address) });
-  const sponsorCost = need + ETH_TRANSFER_GAS * fees.maxFeePerGas;
   const nonce = await sourceNonce(ctx, source.address, req.nonceFloor);
+  // Each forward's top-up is a transaction of its own: two plans of one address signed while the tank's
+  // nonce stood still would otherwise sign byte-identical top-ups, one mined transfer funding two forwards.
+  // The forward's nonce in the last wei keeps them apart.
+  const value = need + BigInt(nonce);
+  // Signed now for the record; sent (or signed again at the tank's next nonce) under the tank's lock.
+  const topup = await sign(ctx, tank, 'gas-topup', { to: source.address, value, gasLimit: ETH_TRANSFER_GAS, ...fees, nonce: await nonceOf(ctx, tank.address) });
+  const sponsorCost = value + ETH_TRANSFER_GAS * fees.maxFeePerGas;
   const forward = await sign(ctx, source, 'forward', { to: contract, value: 0n, data, gasLimit, ...fees, nonce });
   return { network: ctx.network, ticker: req.deposit.ticker, txs: [topup, forward], txidOut: forward.txid, forwarded, networkFee: 0n, sponsorCost, rent: 0n, nonce };
 }
