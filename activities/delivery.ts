@@ -63,6 +63,10 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     },
   };
 
+  async function markDone(uuid: string): Promise<void> {
+    await deps.db.update(payments).set({ result: 'done', lastUpdate: new Date() }).where(eq(payments.uuid, uuid));
+  }
+
   /** The attempt itself (see deliverCallbackAttempt). */
   async function attempt(input: DeliverAttemptInput): Promise<DeliverAttemptResult> {
     const { db } = deps;
@@ -75,7 +79,12 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       eq(deliveryAttempts.attempt, input.attempt),
     );
     const [done] = await db.select().from(deliveryAttempts).where(key).limit(1);
-    if (done) return storedResult(done);
+    if (done) {
+      // A run that stored a delivered confirmed attempt and died before marking the payment done (a worker
+      // lost in between): the retry finishes that step instead of leaving the payment `sent`.
+      if (done.confirmed === 1 && input.stage === 'confirmed') await markDone(input.paymentUuid);
+      return storedResult(done);
+    }
 
     const [row] = await db
       .select({ result: payments.result, url: paymentConfigs.callbackUrl, post: paymentConfigs.post, json: paymentConfigs.json, convert: paymentConfigs.convert })
@@ -115,7 +124,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       })
       .onConflictDoNothing();
     if (result.outcome === 'delivered' && input.stage === 'confirmed') {
-      await db.update(payments).set({ result: 'done', lastUpdate: new Date() }).where(eq(payments.uuid, input.paymentUuid));
+      await markDone(input.paymentUuid);
     }
     deliveryAttemptsMetric.inc({ stage: input.stage, outcome: result.outcome });
     return { outcome: result.outcome, status: result.status, error: result.error, nextTry: nextTry?.toISOString() ?? null };
