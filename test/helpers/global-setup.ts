@@ -2,39 +2,13 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from 'pg';
 import { freePort } from '../../src/temporal/devserver';
+import { findPgBin, waitForPg } from './pg-server';
 
 /**
  * Tests run against a real PostgreSQL. DATABASE_URL wins; otherwise (as in .ci/run) a throw-away
  * cluster is made with the machine's initdb and stopped by PID in global-teardown.
  */
-function findPgBin(name: string): string | undefined {
-  const dirs = (process.env.PATH ?? '').split(path.delimiter);
-  const base = '/usr/lib/postgresql';
-  if (fs.existsSync(base)) {
-    for (const v of fs.readdirSync(base).sort().reverse()) dirs.push(path.join(base, v, 'bin'));
-  }
-  for (const d of dirs) if (d && fs.existsSync(path.join(d, name))) return path.join(d, name);
-  return undefined;
-}
-
-async function waitForPg(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const c = new Client({ connectionString: url });
-    try {
-      await c.connect();
-      await c.end();
-      return;
-    } catch (e) {
-      await c.end().catch(() => undefined);
-      if (Date.now() > deadline) throw new Error(`PostgreSQL did not start: ${String(e)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-}
-
 export default async function globalSetup(): Promise<void> {
   if (process.env.DATABASE_URL) return;
   const initdb = findPgBin('initdb');
