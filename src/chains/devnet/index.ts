@@ -19,7 +19,7 @@ export interface Devnets {
   env: Record<string, string>;
   state: DevnetState;
   stateFile: string;
-  /** Child processes (anvil, litecoind); surfnet runs inside this process. */
+  /** Child processes (anvil, surfnet, litecoind). */
   pids: number[];
   /**
    * Networks whose local chain is new although an earlier run had one: surfnet (Solana) keeps its chain
@@ -51,7 +51,7 @@ export function readDevnetState(dir: string): DevnetState {
 
 /**
  * Local chains for the embedded default: anvil (chain state kept in dir, dumped every second, so that it
- * survives a crash), surfnet in this process (in memory: a new chain on every start),
+ * survives a crash), surfnet in a child process (in memory: a new chain on every start),
  * and litecoind in regtest when installed, each on a free loopback port, with funded customer and
  * gas-tank wallets. Keys are generated here at run time.
  */
@@ -86,6 +86,7 @@ export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promi
     const payer = sponsors?.solFeePayer;
     const surf = await startSurfnet({ fund: payer ? [payer] : [], slotTimeMs: opts.solSlotTimeMs ?? 400 });
     stops.push(surf.stop);
+    pids.push(surf.pid);
     if (previous.solana) newChains.push('solana');
     state.solana = { rpcUrl: surf.rpcUrl, customerSecret: surf.customerSecret, tokens: surf.tokens };
     Object.assign(env, { SOLANA_RPC_URL: surf.rpcUrl, SOLANA_CHAIN: 'regtest', SOL_USDC_CONTRACT: surf.tokens.sol_usdc });

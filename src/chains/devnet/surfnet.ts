@@ -8,16 +8,20 @@ import {
 } from '@solana/spl-token';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, type TransactionInstruction } from '@solana/web3.js';
 
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { dieWithParent } from './process';
+
 interface SurfnetHandle {
+  pid: number;
   rpcUrl: string;
   wsUrl: string;
-  stop(): void;
-}
-interface SurfnetModule {
-  Surfnet: { startWithConfig(cfg: Record<string, unknown>): SurfnetHandle };
+  stop(): Promise<void>;
 }
 
 export interface SurfnetDevnet {
+  /** The surfnet's own process (surfnet-child.cjs). */
+  pid: number;
   rpcUrl: string;
   wsUrl: string;
   /** Funded customer key (JSON array of the 64 secret-key bytes), generated at start. */
@@ -55,18 +59,54 @@ async function airdrop(connection: Connection, to: PublicKey, lamports: number):
 }
 
 /**
- * surfpool's in-process surfnet (offline: never reaches mainnet) with a funded customer, funded
+ * Starts surfpool's surfnet in a child process (surfnet-child.cjs) that dies with this one; resolves once
+ * it printed its URLs. Its own process: an in-process surfnet stopped answering minutes into a busy run
+ * whose event loop it shared (the drill), and a child is stopped by PID like every other node.
+ */
+function spawnSurfnet(config: Record<string, unknown>, timeoutMs = 60_000): Promise<SurfnetHandle> {
+  const [file, argv] = dieWithParent(process.execPath, [path.join(__dirname, 'surfnet-child.cjs'), JSON.stringify(config)]);
+  const child = spawn(file, argv, { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return new Promise<SurfnetHandle>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => {
+      void stop();
+      reject(new Error(`surfnet did not start within ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`surfnet exited before it started (code ${code}, signal ${signal})`));
+    });
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      const nl = out.indexOf('\n');
+      if (nl < 0) return;
+      clearTimeout(timer);
+      child.stdout!.removeAllListeners('data').resume();
+      const { rpcUrl, wsUrl } = JSON.parse(out.slice(0, nl)) as { rpcUrl: string; wsUrl: string };
+      resolve({ pid: child.pid!, rpcUrl, wsUrl, stop });
+    });
+  });
+}
+
+/**
+ * surfpool's surfnet (offline: never reaches mainnet) in its own process, with a funded customer, funded
  * fee payers and a test SPL mint created by real transactions. stop() closes the client's web socket
- * first, then the surfnet.
+ * first, then stops the surfnet's process.
  */
 export async function startSurfnet(opts: { fund?: string[]; slotTimeMs?: number } = {}): Promise<SurfnetDevnet> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const mod = require('@solana/surfpool-linux-x64-gnu') as SurfnetModule;
-  const sn = mod.Surfnet.startWithConfig({ offline: true, blockProductionMode: 'clock', slotTimeMs: opts.slotTimeMs ?? 100 });
+  const sn = await spawnSurfnet({ offline: true, blockProductionMode: 'clock', slotTimeMs: opts.slotTimeMs ?? 100 });
   const connection = new Connection(sn.rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true });
   const stop = async () => {
     (connection as unknown as { _rpcWebSocket?: { close(): void } })._rpcWebSocket?.close();
-    sn.stop();
+    await sn.stop();
   };
   try {
     const customer = Keypair.generate();
@@ -85,7 +125,7 @@ export async function startSurfnet(opts: { fund?: string[]; slotTimeMs?: number 
       ],
       [customer, mint],
     );
-    return { rpcUrl: sn.rpcUrl, wsUrl: sn.wsUrl, customerSecret: Array.from(customer.secretKey), tokens: { sol_usdc: mint.publicKey.toBase58() }, connection, stop };
+    return { pid: sn.pid, rpcUrl: sn.rpcUrl, wsUrl: sn.wsUrl, customerSecret: Array.from(customer.secretKey), tokens: { sol_usdc: mint.publicKey.toBase58() }, connection, stop };
   } catch (e) {
     await stop();
     throw e;
