@@ -3,6 +3,7 @@ import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { Db } from '../src/db/client';
 import {
   insertDeposit,
+  loadConfig,
   loadPayment,
   moveResult,
   storeSnapshotOnce,
@@ -12,6 +13,7 @@ import {
 } from '../src/db/queries/payments';
 import { ASSETS, NETWORKS, isSolFamily, type Priority } from '../src/domain/assets';
 import { computeFees, type FeePolicy } from '../src/domain/fees';
+import { dueHeight } from '../src/domain/finality';
 import { formatUnits } from '../src/domain/money';
 import { depositsObserved } from '../src/observability/metrics';
 import type { PriceSource } from '../src/prices/source';
@@ -102,6 +104,7 @@ export function createDepositActivities(deps: DepositDeps) {
     async recordDeposit(input: DepositInput): Promise<PaymentInfo> {
       const a = asset(input.ticker);
       const utxo = NETWORKS[a.network].family === 'utxo';
+      const config = await loadConfig(db, input.configId);
       const payment = await insertDeposit(db, {
         configId: input.configId,
         ticker: input.ticker,
@@ -112,9 +115,9 @@ export function createDepositActivities(deps: DepositDeps) {
         blockNumber: BigInt(input.blockNumber),
         blockHash: input.blockHash,
         valueBase: BigInt(input.amount),
+        dueHeight: dueHeight(input.network, BigInt(input.blockNumber), config.notifyConfirmations),
       });
       depositsObserved.inc({ ticker: input.ticker });
-      const { config } = await loadPayment(db, payment.uuid);
       return info(payment, config);
     },
 

@@ -9,7 +9,8 @@
 // a pin runs as a `minimumPin` workflow on TEMPORAL_TASK_QUEUE (default gateway), where the worker holds the database.
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { resendUpdate } from '../workflows/signals';
 import { chainConfigFromEnv } from '../src/chains/config';
 import { HdSeed } from '../src/chains/keys';
 import { exportPublicKeys } from '../src/chains/watch-only';
@@ -116,13 +117,44 @@ export async function runAdmin(argv: string[], out: (line: string) => void = con
       const status = await handle.query('status');
       out(JSON.stringify({ workflowId: handle.workflowId, execution: description.status.name, status }, null, 2));
     } else {
-      await handle.signal('resend');
-      out(`resend requested for payment ${uuid} (workflow ${handle.workflowId})`);
+      return await resend(handle, uuid, out);
     }
     return 0;
   } finally {
     await connection.close();
   }
+}
+
+/**
+ * Queues a resend and says what happened: the payment workflow answers the `resend` update (or refuses
+ * it with the reason); a workflow of the earlier type takes a signal, which it counts only after its six
+ * automatic attempts, so that is checked first. Exit code 1 when nothing was queued.
+ */
+async function resend(handle: WorkflowHandle, uuid: string, out: (line: string) => void): Promise<number> {
+  const description = await handle.describe();
+  if (description.status.name !== 'RUNNING') {
+    out(`resend refused: the workflow of payment ${uuid} has ended (${description.status.name}); nothing listens for resends`);
+    return 1;
+  }
+  if (description.type === 'paymentWorkflow') {
+    try {
+      out((await handle.executeUpdate(resendUpdate)).message);
+      return 0;
+    } catch (e) {
+      if (!(e instanceof WorkflowUpdateFailedError)) throw e;
+      out(`resend refused: ${e.cause instanceof Error ? e.cause.message : e.message}`);
+      return 1;
+    }
+  }
+  const status = (await handle.query('status')) as { delivery: { confirmed: { attempts: number; state: string } } | null };
+  const confirmed = status.delivery?.confirmed;
+  if (!confirmed || !['exhausted', 'stopped'].includes(confirmed.state)) {
+    out(`resend refused: payment ${uuid} has not spent its six automatic attempts (${confirmed?.attempts ?? 0} made, ${confirmed?.state ?? 'not started'})`);
+    return 1;
+  }
+  await handle.signal('resend');
+  out(`resend requested for payment ${uuid} (workflow ${handle.workflowId})`);
+  return 0;
 }
 
 if (require.main === module) {

@@ -58,7 +58,8 @@ export interface StageStatus {
 
 export interface StageOutcome {
   stage: CallbackEvent;
-  state: Extract<StageState, 'delivered' | 'exhausted' | 'stopped' | 'skipped' | 'cancelled'>;
+  /** suspended: the stage stopped before a wait for its caller to continue as new (StageOptions.yieldIf). */
+  state: Extract<StageState, 'delivered' | 'exhausted' | 'stopped' | 'skipped' | 'cancelled'> | 'suspended';
   attempts: number;
 }
 
@@ -98,13 +99,28 @@ export async function runAttempt(
   return result;
 }
 
+export interface StageOptions {
+  /**
+   * Asked before each wait: true ends the stage there as `suspended`, its status holding the attempts made
+   * and when the next one is due, for the caller to continue as new and resume with that status.
+   */
+  yieldIf?: () => boolean;
+}
+
 /**
  * Delivers one stage: attempt 1 at once, then a Temporal timer after each failure, exactly six attempts.
  * Stops early on HTTP 200 (delivered), an unsafe destination (stopped) or a payment past pending (skipped).
  * Cancelling the enclosing scope stops it between attempts (state cancelled, via CancelledFailure).
+ * A status carried over from an earlier run resumes where it stopped: the rest of its wait, then the next
+ * attempt. A fresh status (no attempt made) runs exactly the commands it always did.
  */
-export async function deliverStage(input: StageInput, status: StageStatus = newStageStatus()): Promise<StageOutcome> {
-  for (let attempt = 1; attempt <= AUTOMATIC_ATTEMPTS; attempt++) {
+export async function deliverStage(input: StageInput, status: StageStatus = newStageStatus(), opts: StageOptions = {}): Promise<StageOutcome> {
+  if (status.attempts > 0 && status.nextTryAt !== null) {
+    status.state = 'waiting';
+    const left = status.nextTryAt - new Date().getTime();
+    if (left > 0) await sleep(left);
+  }
+  for (let attempt = status.attempts + 1; attempt <= AUTOMATIC_ATTEMPTS; attempt++) {
     const delay = attempt < AUTOMATIC_ATTEMPTS ? RETRY_DELAYS_MS[attempt - 1] : null;
     const result = await runAttempt(input, attempt, delay, status);
     if (result.outcome === 'delivered') return finish(input, status, 'delivered');
@@ -113,12 +129,13 @@ export async function deliverStage(input: StageInput, status: StageStatus = newS
     if (delay === null) break;
     status.state = 'waiting';
     status.nextTryAt = new Date().getTime() + delay; // workflow clock: deterministic on replay
+    if (opts.yieldIf?.()) return { stage: input.stage, state: 'suspended', attempts: status.attempts };
     await sleep(delay);
   }
   return finish(input, status, 'exhausted');
 }
 
-function finish(input: StageInput, status: StageStatus, state: StageOutcome['state']): StageOutcome {
+function finish(input: StageInput, status: StageStatus, state: Exclude<StageOutcome['state'], 'suspended'>): StageOutcome {
   status.state = state;
   status.nextTryAt = null;
   return { stage: input.stage, state, attempts: status.attempts };

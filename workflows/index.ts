@@ -3,3 +3,4 @@ export { systemCheck } from './system-check';
 export { deliveryWorkflow } from './delivery';
 export { depositWorkflow } from './deposit';
 export { minimumRefresh, minimumPin } from './minimums';
+export { paymentWorkflow } from './payment';

@@ -36,6 +36,11 @@ export interface ScannedBlock {
   hash: string;
   /** Every payment in the block to any address: the watcher matches their recipients in one query. */
   deposits: ObservedDeposit[];
+  /**
+   * Every transaction ID in the block, when the scan read them anyway: the watcher tells the workflow
+   * whose forward it holds that the forward was included (a push, instead of each workflow polling).
+   */
+  txids?: string[];
 }
 
 export interface ScanBatch {

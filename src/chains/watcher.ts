@@ -2,7 +2,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import { NETWORKS } from '../domain/assets';
 import type { Db } from '../db/client';
 import { chainCursors, configTickers, paymentConfigs } from '../db/schema';
-import type { ChainAdapter, Cursor, ObservedDeposit, ScannedBlock } from './adapter';
+import type { ChainAdapter, Cursor, ObservedDeposit, ScanBatch, ScannedBlock } from './adapter';
 
 export type WatchedConfig = typeof paymentConfigs.$inferSelect;
 
@@ -31,6 +31,12 @@ export interface ScanOptions {
    * depositKey, so a re-read starts nothing twice) makes a crash between the two harmless.
    */
   onMatch?: (matches: MatchedDeposit[], block: ScannedBlock) => Promise<void>;
+  /**
+   * Called once the batch is read and the cursor moved, with the height the pass started from: the
+   * worker pushes its hints to the deposit workflows here (src/chains/push.ts). A failure is the
+   * caller's to log; the cursor stays moved (a lost hint only delays a workflow to its fallback timer).
+   */
+  onBatch?: (before: bigint | null, batch: ScanBatch) => Promise<void>;
   /** Where a network without a cursor starts: this height's successor. Default: the current head. */
   startAfter?: Cursor;
 }
@@ -111,6 +117,7 @@ export async function scanOnce(adapter: ChainAdapter, db: Db, network: string, o
   }
   // The batch may end past its last block (skipped Solana slots) or behind the stored cursor (reorg).
   if (!last || last.height !== batch.cursor.height || last.hash !== batch.cursor.hash) await writeCursor(db, network, batch.cursor);
+  if (opts.onBatch) await opts.onBatch(stored?.height ?? opts.startAfter?.height ?? null, batch);
   return matched;
 }
 

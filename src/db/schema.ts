@@ -75,6 +75,12 @@ export const payments = pgTable(
     vout: integer('vout'),
     blockNumber: bigint('block_number', { mode: 'bigint' }),
     blockHash: text('block_hash'),
+    /**
+     * The height at which the watcher's reading says the deposit reaches its required confirmations
+     * (dueHeight in src/domain/finality.ts): the watcher signals the workflows whose due height its
+     * newest block passed, with one indexed range query per batch, whatever the number of deposits waiting.
+     */
+    dueHeight: bigint('due_height', { mode: 'bigint' }),
     valueBase: baseUnits('value_base').notNull(),
     forwardedBase: baseUnits('forwarded_base').notNull().default('0'),
     feeBase: baseUnits('fee_base').notNull().default('0'),
@@ -96,6 +102,7 @@ export const payments = pgTable(
     index('payments_config_ticker_idx').on(t.configId, t.ticker),
     // One txid_out belongs to one payment (DESIGN 4): a colliding forward is an error, never a second booking.
     uniqueIndex('payments_txid_out_uq').on(t.txidOut),
+    index('payments_due_idx').on(t.network, t.dueHeight).where(sql`${t.result} = 'pending'`),
   ],
 );
 

@@ -2,6 +2,10 @@
  * The payment lifecycle (SPEC 3) as a pure function: (state, event) → { state, effects }.
  * Internal states are the logs `result` values; merchants only ever see pending and sent.
  * Anything the table does not allow is rejected, never silently ignored.
+ *
+ * The payment workflow (workflows/payment.ts) is an interpreter of this table: it performs each effect
+ * in the order listed, and the effects that wait (await_finality, forward, deliver_confirmed) return
+ * the next event. The order of the lifecycle's commands is therefore the order written here.
  */
 export type PaymentResult = 'pending' | 'processing' | 'sent' | 'done' | 'failed';
 
@@ -19,10 +23,20 @@ export type LifecycleEvent =
   | { type: 'confirmed_delivered' };
 
 export type Effect =
+  /** Starts the pending callback stage in the background (pending=1 and the price evidence is there). */
   | { type: 'start_pending_delivery' }
+  /** Waits for the deposit's required confirmations: yields finality_reached or reorged. */
+  | { type: 'await_finality' }
+  /** Stops the pending stage and waits until no pending attempt is in flight (SPEC 3 rule 1). */
   | { type: 'cancel_pending_delivery' }
+  /** Records `processing` in the payment row. */
+  | { type: 'record_processing' }
+  /** Signs, stores and broadcasts the forward, then waits for its inclusion: yields forwarded or forward_failed. */
   | { type: 'forward' }
-  | { type: 'snapshot_and_deliver_confirmed' }
+  /** Writes the immutable confirmed snapshot (DESIGN 5). */
+  | { type: 'snapshot_confirmed' }
+  /** Six attempts of the confirmed callback, then operator resends: yields confirmed_delivered when one gets HTTP 200. */
+  | { type: 'deliver_confirmed' }
   | { type: 'record_failure'; reason: string };
 
 export interface Transition {
@@ -44,7 +58,8 @@ export function transition(state: LifecycleState, event: LifecycleEvent): Transi
   switch (state) {
     case 'observed':
       if (event.type === 'eligible') {
-        return { state: 'pending', effects: event.notifyPending && event.evidence ? [{ type: 'start_pending_delivery' }] : [] };
+        const notify: Effect[] = event.notifyPending && event.evidence ? [{ type: 'start_pending_delivery' }] : [];
+        return { state: 'pending', effects: [...notify, { type: 'await_finality' }] };
       }
       if (event.type === 'ineligible') return { state: 'failed', effects: [{ type: 'record_failure', reason: event.reason }] };
       break;
@@ -54,10 +69,12 @@ export function transition(state: LifecycleState, event: LifecycleEvent): Transi
         return { state: 'failed', effects: [{ type: 'cancel_pending_delivery' }, { type: 'record_failure', reason: 'deposit block reorganised out before finality' }] };
       }
       // The pending stage is cancelled the moment the confirmed stage begins (SPEC 3 rule 1).
-      if (event.type === 'finality_reached') return { state: 'processing', effects: [{ type: 'cancel_pending_delivery' }, { type: 'forward' }] };
+      if (event.type === 'finality_reached') {
+        return { state: 'processing', effects: [{ type: 'cancel_pending_delivery' }, { type: 'record_processing' }, { type: 'forward' }] };
+      }
       break;
     case 'processing':
-      if (event.type === 'forwarded') return { state: 'sent', effects: [{ type: 'snapshot_and_deliver_confirmed' }] };
+      if (event.type === 'forwarded') return { state: 'sent', effects: [{ type: 'snapshot_confirmed' }, { type: 'deliver_confirmed' }] };
       if (event.type === 'forward_failed') return { state: 'failed', effects: [{ type: 'record_failure', reason: event.reason }] };
       break;
     case 'sent':
@@ -68,6 +85,17 @@ export function transition(state: LifecycleState, event: LifecycleEvent): Transi
       break;
   }
   throw new IllegalTransition(state, event.type);
+}
+
+/**
+ * The effects still under way in a state, for a workflow run that continued as new in it: what the run
+ * before was doing when it handed over (the pending stage resumes only if it was still running).
+ */
+export function resumeEffects(state: LifecycleState): Effect[] {
+  if (state === 'pending') return [{ type: 'start_pending_delivery' }, { type: 'await_finality' }];
+  if (state === 'processing') return [{ type: 'forward' }];
+  if (state === 'sent') return [{ type: 'deliver_confirmed' }];
+  return [];
 }
 
 /** Merchant-visible stage of a state: only pending and sent exist for merchants (done is internal). */

@@ -4,10 +4,13 @@ import { createActivities } from '../../activities';
 import type { DepositInput } from '../../activities/deposit';
 import { depositKey } from '../chains/adapter';
 import { sponsorAddresses } from '../chains/sponsor';
+import { pushHints, type SignalDeposit } from '../chains/push';
 import { scanOnce, type MatchedDeposit } from '../chains/watcher';
+import { chainSignal } from '../../workflows/signals';
 import type { Db } from '../db/client';
 import { insertDeposit } from '../db/queries/payments';
 import { NETWORKS } from '../domain/assets';
+import { dueHeight } from '../domain/finality';
 import { logger } from '../observability/logger';
 import { describeError } from '../observability/redact';
 import { ensureMinimumSchedule } from '../temporal/minimum-schedule';
@@ -55,21 +58,23 @@ export async function recordDetectedDeposits(db: Db, matches: MatchedDeposit[]):
       blockHash: d.blockHash,
       valueBase: d.amount,
       confirmations: m.confirmations,
+      dueHeight: dueHeight(d.network, d.blockNumber, m.config.notifyConfirmations),
     });
   }
 }
 
 /**
- * Starts one deposit workflow per match, its ID the deposit identity: a deposit seen twice (a re-read
- * block, a second worker) attaches to the existing workflow instead of starting a second lifecycle.
+ * Starts one payment workflow per match, its ID the deposit identity: a deposit seen twice (a re-read
+ * block, a second worker) attaches to the existing workflow instead of starting a second lifecycle
+ * (also one of the earlier depositWorkflow type still running).
  */
-export async function startDepositWorkflows(client: Client, taskQueue: string, matches: MatchedDeposit[], pollInterval?: string): Promise<void> {
+export async function startDepositWorkflows(client: Client, taskQueue: string, matches: MatchedDeposit[], fallback?: string): Promise<void> {
   for (const m of matches) {
     try {
-      await client.workflow.start('depositWorkflow', {
+      await client.workflow.start('paymentWorkflow', {
         taskQueue,
         workflowId: depositKey(m.deposit),
-        args: [depositInput(m), pollInterval ? { pollInterval } : {}],
+        args: [depositInput(m), fallback ? { fallback } : {}],
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       });
@@ -87,6 +92,7 @@ export async function startDepositWorkflows(client: Client, taskQueue: string, m
  */
 export async function startWorkerRuntime(
   services: Services,
+  /** depositPollInterval: the payment workflows' fallback read when no chain signal comes (default 5 minutes). */
   opts: { address: string; watch?: boolean; depositPollInterval?: string },
 ): Promise<WorkerRuntime> {
   const { cfg, database } = services;
@@ -135,6 +141,14 @@ export async function startWorkerRuntime(
     throw e;
   }
 
+  // Hints to the waiting workflows (src/chains/push.ts); one that cannot be delivered (a workflow that
+  // ended, or of the earlier type) is dropped: the workflow's own fallback reading covers it.
+  const signal: SignalDeposit = async (workflowId, hint) => {
+    await client.workflow
+      .getHandle(workflowId)
+      .signal(chainSignal, hint)
+      .catch((e: unknown) => logger.debug({ workflowId, err: describeError(e) }, 'chain hint not delivered'));
+  };
   const sponsors = sponsorAddresses(services.seed);
   const ownSenders = new Set([sponsors.evmGasTank, sponsors.solFeePayer]);
   let stopping = false;
@@ -154,6 +168,13 @@ export async function startWorkerRuntime(
                     const matches = found.filter((m) => !m.deposit.sender || !ownSenders.has(m.deposit.sender));
                     await recordDetectedDeposits(database.db, matches);
                     await startDepositWorkflows(client, cfg.taskQueue, matches, opts.depositPollInterval);
+                  },
+                  onBatch: async (before, batch) => {
+                    try {
+                      await pushHints(database.db, network, before, batch, signal);
+                    } catch (e) {
+                      logger.warn({ network, err: describeError(e) }, 'chain hints not pushed; the workflows read on their fallback');
+                    }
                   },
                 }),
               );

@@ -3,17 +3,17 @@ import { IllegalTransition, merchantStage, transition, type LifecycleEvent, type
 type Row = [LifecycleState, LifecycleEvent, LifecycleState, string[]];
 
 const allowed: Row[] = [
-  ['observed', { type: 'eligible', notifyPending: true, evidence: true }, 'pending', ['start_pending_delivery']],
+  ['observed', { type: 'eligible', notifyPending: true, evidence: true }, 'pending', ['start_pending_delivery', 'await_finality']],
   // pending=0 at creation: no pending callback, straight on to finality
-  ['observed', { type: 'eligible', notifyPending: false, evidence: true }, 'pending', []],
+  ['observed', { type: 'eligible', notifyPending: false, evidence: true }, 'pending', ['await_finality']],
   // price or cost evidence unavailable: the pending callback is withheld, the deposit is kept
-  ['observed', { type: 'eligible', notifyPending: true, evidence: false }, 'pending', []],
+  ['observed', { type: 'eligible', notifyPending: true, evidence: false }, 'pending', ['await_finality']],
   ['observed', { type: 'ineligible', reason: 'below minimum' }, 'failed', ['record_failure']],
   // a reorg before finality: failed, no forward, pending delivery cancelled
   ['pending', { type: 'reorged' }, 'failed', ['cancel_pending_delivery', 'record_failure']],
   // the confirmed stage begins: a pending retry can never be delivered after this
-  ['pending', { type: 'finality_reached' }, 'processing', ['cancel_pending_delivery', 'forward']],
-  ['processing', { type: 'forwarded' }, 'sent', ['snapshot_and_deliver_confirmed']],
+  ['pending', { type: 'finality_reached' }, 'processing', ['cancel_pending_delivery', 'record_processing', 'forward']],
+  ['processing', { type: 'forwarded' }, 'sent', ['snapshot_confirmed', 'deliver_confirmed']],
   ['processing', { type: 'forward_failed', reason: 'rejected' }, 'failed', ['record_failure']],
   ['sent', { type: 'confirmed_delivered' }, 'done', []],
 ];

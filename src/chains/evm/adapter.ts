@@ -132,7 +132,7 @@ export class EvmAdapter implements ChainAdapter {
         deposits.push({ ...this.deposit(ticker, log.transactionHash, log.index, t.to, t.value, block), sender: getAddress(t.from) });
       }
     }
-    return { height, hash: block.hash, deposits };
+    return { height, hash: block.hash, deposits, txids: block.prefetchedTransactions.map((tx) => tx.hash) };
   }
 
   /** Receipt status per transaction: one eth_getBlockReceipts call, or per-transaction receipts where a node lacks it. */

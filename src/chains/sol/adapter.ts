@@ -86,7 +86,12 @@ export class SolAdapter implements ChainAdapter {
       );
       if (!b) continue;
       const ctx = { network: this.network, nativeTicker: this.nativeTicker, mints: this.mints, slot: BigInt(slot), blockhash: b.blockhash };
-      blocks.push({ height: BigInt(slot), hash: b.blockhash, deposits: b.transactions.flatMap((tx) => depositsOfTx(tx as unknown as BlockTx, ctx)) });
+      blocks.push({
+        height: BigInt(slot),
+        hash: b.blockhash,
+        deposits: b.transactions.flatMap((tx) => depositsOfTx(tx as unknown as BlockTx, ctx)),
+        txids: b.transactions.map((tx) => tx.transaction.signatures[0]),
+      });
     }
     // With fewer than maxBlocks existing blocks the whole range up to the head has been read.
     const next: Cursor = slots.length < maxBlocks ? head : { height: blocks[blocks.length - 1].height, hash: blocks[blocks.length - 1].hash };

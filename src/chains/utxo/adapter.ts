@@ -90,7 +90,7 @@ export class UtxoAdapter implements ChainAdapter {
     for (let h = from + 1n; h <= head.height && blocks.length < maxBlocks; h++) {
       const hash = await this.rpc.call<string>('getblockhash', [Number(h)]);
       const block = await this.rpc.call<RpcBlock>('getblock', [hash, 2]);
-      blocks.push({ height: h, hash, deposits: this.depositsOf(block) });
+      blocks.push({ height: h, hash, deposits: this.depositsOf(block), txids: block.tx.map((t) => t.txid) });
       next = { height: h, hash };
     }
     return { blocks, cursor: next, rewound };

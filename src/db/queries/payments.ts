@@ -18,6 +18,8 @@ export interface NewDeposit {
   valueBase: bigint;
   /** Confirmations known when the deposit was detected (the watcher's count); later checks update it. */
   confirmations?: number;
+  /** Where the watcher signals finality (src/domain/finality.ts); null leaves it to the workflow's own reads. */
+  dueHeight?: bigint;
 }
 
 /**
@@ -36,6 +38,7 @@ export async function insertDeposit(db: Db, d: NewDeposit): Promise<PaymentRow> 
       vout: d.vout,
       blockNumber: d.blockNumber,
       blockHash: d.blockHash,
+      dueHeight: d.dueHeight,
       valueBase: d.valueBase.toString(),
       ...(d.confirmations !== undefined ? { confirmations: d.confirmations } : {}),
       result: 'pending',
@@ -43,6 +46,12 @@ export async function insertDeposit(db: Db, d: NewDeposit): Promise<PaymentRow> 
     })
     .onConflictDoNothing({ target: payments.depositKey });
   const [row] = await db.select().from(payments).where(eq(payments.depositKey, d.depositKey));
+  return row;
+}
+
+export async function loadConfig(db: Db, id: string): Promise<ConfigRow> {
+  const [row] = await db.select().from(paymentConfigs).where(eq(paymentConfigs.id, id));
+  if (!row) throw new Error(`payment configuration ${id} not found`);
   return row;
 }
 

@@ -1,0 +1,124 @@
+/**
+ * The watcher's push (src/chains/push.ts) on a live anvil and the real PostgreSQL: a deposit is told once
+ * when a block makes it due, a forward once when a block holds it, the deposits above a reorganised
+ * height are told to look again, and the queries per pass do not grow with the deposits waiting.
+ */
+import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { Pool } from 'pg';
+import { JsonRpcProvider, Network, Wallet, parseEther } from 'ethers';
+import type { Db } from '../../src/db/client';
+import * as schema from '../../src/db/schema';
+import { paymentConfigs } from '../../src/db/schema';
+import { insertDeposit, updatePayment } from '../../src/db/queries/payments';
+import { EvmAdapter } from '../../src/chains/evm/adapter';
+import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
+import { jsonRpc } from '../../src/chains/devnet/process';
+import { pushHints, type ChainHint } from '../../src/chains/push';
+import { scanOnce } from '../../src/chains/watcher';
+import { dueHeight } from '../../src/domain/finality';
+import { createTestDatabase } from '../helpers/db';
+import { testSeed, tmpDir } from '../helpers/nodes';
+
+jest.setTimeout(120_000);
+
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let node: AnvilDevnet;
+let pool: Pool;
+let db: Db;
+let adapter: EvmAdapter;
+let provider: JsonRpcProvider;
+let configId: string;
+const queries: string[] = [];
+const hints: Array<[string, ChainHint]> = [];
+const mine = (n: number) => jsonRpc(node.rpcUrl, 'anvil_mine', [`0x${n.toString(16)}`]);
+const pass = () => scanOnce(adapter, db, 'ethereum', { onBatch: (before, batch) => pushHints(db, 'ethereum', before, batch, async (id, h) => void hints.push([id, h])).then(() => undefined) });
+const paymentQueries = () => queries.filter((q) => /from "payments"/i.test(q)).length;
+
+async function deposit(key: string, block: bigint, required = 3) {
+  return insertDeposit(db, {
+    configId, ticker: 'eth', network: 'ethereum', depositKey: key, txidIn: key, vout: null, blockNumber: block, blockHash: '0x00',
+    valueBase: 1n, dueHeight: dueHeight('ethereum', block, required),
+  });
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  node = await startAnvil({ dir: tmpDir('gw-push-') });
+  pool = new Pool({ connectionString: database.url, max: 2 });
+  db = drizzle(pool, { schema, logger: { logQuery: (q) => void queries.push(q) } }) as unknown as Db;
+  adapter = new EvmAdapter({ network: 'ethereum', mode: 'regtest', rpcUrl: node.rpcUrl, chainId: node.chainId, seed: testSeed(), tokens: node.tokens });
+  provider = new JsonRpcProvider(node.rpcUrl, Network.from(node.chainId), { staticNetwork: true, cacheTimeout: -1 });
+  const [config] = await db
+    .insert(paymentConfigs)
+    .values({
+      callbackUrl: 'https://shop.example/cb', ticker: 'eth', family: 'evm', addressIn: adapter.deriveAddressIn(1n), addressOut: Wallet.createRandom().address,
+      derivationIndex: 1n, notifyPending: false, notifyConfirmations: 3, post: 0, json: 0, convert: 0, priority: 'default',
+    })
+    .returning();
+  configId = config.id;
+  await pass(); // the cursor starts at the head
+});
+
+afterAll(async () => {
+  provider?.destroy();
+  await adapter?.close();
+  await pool?.end();
+  await database?.drop();
+  await node?.stop();
+});
+
+test('a deposit is told once, by the pass whose blocks reach its due height', async () => {
+  const head = BigInt(await provider.getBlockNumber());
+  await deposit('deposit:ethereum:a:0', head + 1n); // due at head + 3
+  await mine(2);
+  hints.length = 0;
+  await pass();
+  expect(hints).toEqual([]);
+  await mine(1);
+  await pass();
+  expect(hints).toEqual([['deposit:ethereum:a:0', { kind: 'due', height: String(head + 3n) }]]);
+  await mine(3);
+  await pass();
+  expect(hints).toHaveLength(1);
+});
+
+test('the block holding a stored forward tells its payment', async () => {
+  const customer = new Wallet(node.customerKey, provider);
+  const row = await deposit('deposit:ethereum:b:0', 1n);
+  const tx = await customer.sendTransaction({ to: Wallet.createRandom().address, value: parseEther('0.01') });
+  await updatePayment(db, row.uuid, { result: 'processing', txidOut: tx.hash });
+  await tx.wait();
+  hints.length = 0;
+  await pass();
+  expect(hints).toEqual([['deposit:ethereum:b:0', { kind: 'forward', height: expect.any(String) }]]);
+});
+
+test('a reorganised chain tells the deposits above the fork to look again', async () => {
+  await pass();
+  const head = BigInt(await provider.getBlockNumber());
+  await deposit('deposit:ethereum:c:0', head, 12);
+  const snap = await jsonRpc<string>(node.rpcUrl, 'evm_snapshot');
+  await mine(1);
+  await pass();
+  await jsonRpc(node.rpcUrl, 'evm_revert', [snap]);
+  await mine(3); // a different, longer chain from the fork
+  hints.length = 0;
+  await pass();
+  expect(hints).toContainEqual(['deposit:ethereum:c:0', { kind: 'recheck', height: expect.any(String) }]);
+});
+
+test('the queries of a pass do not grow with the deposits waiting: 10 or 10,000', async () => {
+  const head = BigInt(await provider.getBlockNumber());
+  const countFor = async () => {
+    await mine(1);
+    queries.length = 0;
+    await pass();
+    return paymentQueries();
+  };
+  const few = await countFor();
+  await db.execute(sql`INSERT INTO payments (config_id, ticker, network, deposit_key, txid_in, block_number, block_hash, value_base, result, due_height)
+    SELECT ${configId}, 'eth', 'ethereum', 'deposit:ethereum:w' || g || ':0', 'w' || g, ${head}, '0x00', '1', 'pending', ${head + 1000n} FROM generate_series(1, 10000) g`);
+  expect(await countFor()).toBe(few);
+  expect(few).toBeLessThanOrEqual(3);
+});

@@ -1,0 +1,151 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import type { DepositInput, ForwardFate } from '../../activities/deposit';
+import { workflowsEntry } from '../../src/temporal/worker';
+import type { PaymentWorkflowOptions } from '../../workflows/payment';
+
+/**
+ * The payment workflow against scripted activities on the time-skipping server: the workflow, its timers,
+ * signals, updates and history are real; the activities stand in for the chain, the database and the
+ * merchant. Each reading consumes one scripted answer (the last one repeats).
+ */
+export type Confirmation = { status: 'confirmed'; confirmations: number } | { status: 'reorged'; at: number };
+export type Reading = { status: 'pending' } | { status: 'confirmed' } | { status: 'failed'; reason: string } | { status: 'replaceable'; at: number };
+export type Attempt = 'delivered' | 'failed';
+
+export interface Script {
+  notifyPending?: boolean;
+  requiredConfirmations?: number;
+  evaluation?: { eligible: true; evidence: boolean } | { eligible: false; reason: string };
+  confirmations?: Confirmation[];
+  fates?: Reading[];
+  /** Merchant answers per attempt, pending and confirmed stages each in their own list. */
+  pending?: Attempt[];
+  confirmed?: Attempt[];
+}
+
+export const input: DepositInput = {
+  configId: '00000000-0000-4000-8000-000000000001', network: 'ethereum', ticker: 'eth', txid: '0xin', index: -1,
+  recipient: '0x0000000000000000000000000000000000000001', amount: '1000', blockNumber: '1', blockHash: '0xblock',
+};
+export const uuid = 'a1b2c3d4-0000-4000-8000-000000000001';
+
+function next<T>(list: T[]): T {
+  return list.length > 1 ? list.shift()! : list[0];
+}
+
+export function scriptedActivities(script: Script, calls: string[]) {
+  const confirmations = [...(script.confirmations ?? [{ status: 'confirmed', confirmations: script.requiredConfirmations ?? 1 }])];
+  const fates = [...(script.fates ?? [{ status: 'confirmed' }])];
+  const answers = { pending: [...(script.pending ?? ['delivered'])], confirmed: [...(script.confirmed ?? ['delivered'])] };
+  let plans = 0;
+  return {
+    recordDeposit: async () => ({
+      uuid, ticker: 'eth', network: 'ethereum', notifyPending: script.notifyPending ?? false, requiredConfirmations: script.requiredConfirmations ?? 1,
+      callbackHost: 'shop.example', txidIn: '0xin', result: 'pending', txidOut: null,
+    }),
+    evaluate: async () => script.evaluation ?? { eligible: true, evidence: true },
+    confirmations: async () => {
+      const c = next(confirmations);
+      calls.push(c.status === 'reorged' ? `confirmations reorged@${c.at}` : `confirmations ${c.confirmations}`);
+      return c.status === 'reorged' ? { status: 'reorged', confirmations: 0, observedAt: String(c.at) } : c;
+    },
+    pendingSnapshot: async () => ({ uuid, coin: 'eth', confirmations: 0 }),
+    markProcessing: async () => {
+      calls.push('markProcessing');
+      return true;
+    },
+    markFailed: async (_u: string, reason: string) => {
+      calls.push(`markFailed ${reason}`);
+      return true;
+    },
+    forward: async () => {
+      calls.push('forward');
+      return { txidOut: `0xout${++plans}` };
+    },
+    forwardFate: async (): Promise<ForwardFate> => {
+      const r = next(fates);
+      calls.push(`fate ${r.status}`);
+      const txidOut = `0xout${plans}`;
+      if (r.status === 'replaceable') return { status: 'replaceable', txidOut, reason: 'nonce taken', observedAt: String(r.at) };
+      return { ...r, txidOut } as ForwardFate;
+    },
+    discardForward: async () => {
+      calls.push('discard');
+      return true;
+    },
+    confirmedSnapshot: async () => {
+      calls.push('snapshot');
+      return { uuid, coin: 'eth', txid_out: `0xout${plans}` };
+    },
+    storeConfirmedSnapshot: async (i: { snapshot: unknown }) => i.snapshot,
+    deliverCallbackAttempt: async (i: { stage: 'pending' | 'confirmed'; attempt: number }) => {
+      const a = next(answers[i.stage]);
+      calls.push(`${i.stage} #${i.attempt} ${a}`);
+      return a === 'delivered' ? { outcome: 'delivered', status: 200, error: null, nextTry: null } : { outcome: 'failed', status: 500, error: 'HTTP 500', nextTry: null };
+    },
+  };
+}
+
+export interface Run {
+  calls: string[];
+  status: { state: string; reason: string | null; txidOut: string | null; delivery: { confirmed: { attempts: number; state: string } } };
+  /** History length of each run, first to last (a run that continued as new ends the list's earlier entries). */
+  runLengths: number[];
+}
+
+/**
+ * Runs one deposit to its end. `drive` gets the handle while it runs (signals, updates; time does not
+ * skip until it returns). With RECORD_HISTORIES=1 the first run's history is written to
+ * test/fixtures/histories/`record`.json, which test/foundation/replay.test.ts replays for good.
+ */
+export async function runPayment(
+  env: TestWorkflowEnvironment,
+  script: Script,
+  opts: PaymentWorkflowOptions & { record?: string; drive?: (h: WorkflowHandle, calls: string[]) => Promise<void> } = {},
+): Promise<Run> {
+  const calls: string[] = [];
+  const taskQueue = `payment-${Math.random().toString(36).slice(2)}`;
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowsPath: workflowsEntry(), activities: scriptedActivities(script, calls) });
+  const workflowId = `deposit:ethereum:${taskQueue}:0`;
+  const { record, drive, ...wfOpts } = opts;
+  let firstRun: string | undefined;
+  const status = await worker.runUntil(async () => {
+    const handle = await env.client.workflow.start('paymentWorkflow', { taskQueue, workflowId, args: [input, { searchAttributes: false, ...wfOpts }] });
+    firstRun = handle.firstExecutionRunId;
+    if (drive) await drive(handle, calls);
+    return env.client.workflow.getHandle(workflowId).result();
+  });
+  // Walk the runs from the first: each one that continued as new names the next.
+  const runLengths: number[] = [];
+  let runId: string | undefined = firstRun;
+  let first = true;
+  while (runId) {
+    const history = await env.client.workflow.getHandle(workflowId, runId).fetchHistory();
+    const events = history.events ?? [];
+    runLengths.push(events.length);
+    if (first) {
+      await Worker.runReplayHistory({ workflowsPath: workflowsEntry() }, history, workflowId);
+      if (record && process.env.RECORD_HISTORIES === '1') {
+        fs.writeFileSync(path.resolve(__dirname, '../fixtures/histories', `${record}.json`), `${historyToJSON(history)}\n`);
+      }
+      first = false;
+    }
+    runId = events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  if (process.env.DEBUG) console.log(`${record ?? workflowId}: runs of ${runLengths.join(', ')} events`);
+  return { calls, status: status as Run['status'], runLengths };
+}
+
+/** Polls until `calls` satisfies `ok` (the workflow runs on real time while a test drives it). */
+export async function until(calls: string[], ok: (calls: string[]) => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ok(calls)) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; calls: ${calls.join(', ')}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,0 +1,150 @@
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { HISTORY_BUDGET } from '../../workflows/payment';
+import { chainSignal, resendUpdate } from '../../workflows/signals';
+import { createTimeSkippingEnv } from '../helpers/temporal';
+import { runPayment, until } from './payment-harness';
+
+/**
+ * Every branch of the payment workflow in seconds, on the time-skipping server with scripted activities
+ * (test/workflows/payment-harness.ts). Each branch's history is recorded for the replay test.
+ */
+let env: TestWorkflowEnvironment;
+beforeAll(async () => {
+  env = await createTimeSkippingEnv();
+}, 120_000);
+afterAll(async () => {
+  await env?.teardown();
+});
+
+const MINUTE = 60_000;
+
+describe('payment workflow: pushed, not polled', () => {
+  it('waits on the watcher\'s signals: with an hour-long fallback, a due hint and a forward hint take it to done', async () => {
+    const { calls, status, runLengths } = await runPayment(
+      env,
+      { notifyPending: true, requiredConfirmations: 12, confirmations: [{ status: 'confirmed', confirmations: 3 }, { status: 'confirmed', confirmations: 12 }], fates: [{ status: 'pending' }, { status: 'confirmed' }] },
+      {
+        fallback: '1 hour',
+        record: 'payment-delivered-at-once',
+        drive: async (h, calls) => {
+          await until(calls, (c) => c.includes('pending #1 delivered') && c.includes('confirmations 3'), 'the first reading and the pending callback');
+          await h.signal(chainSignal, { kind: 'due', height: '12' });
+          await until(calls, (c) => c.includes('fate pending'), 'the forward\'s first reading');
+          await h.signal(chainSignal, { kind: 'forward', height: '13' });
+        },
+      },
+    );
+    // The pending attempt runs beside the first reading; from finality on, the table's order.
+    expect(calls.slice(0, 2).sort()).toEqual(['confirmations 3', 'pending #1 delivered']);
+    expect(calls.slice(2)).toEqual(['confirmations 12', 'markProcessing', 'forward', 'fate pending', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(status.state).toBe('done');
+    // The happy path with a pending callback, in one run, within the issue's 50 events.
+    expect(runLengths).toHaveLength(1);
+    expect(runLengths[0]).toBeLessThanOrEqual(50);
+  }, 60_000);
+
+  it('a lost signal only delays: the fallback timer reads the chain itself', async () => {
+    const { calls, status } = await runPayment(env, { requiredConfirmations: 2, confirmations: [{ status: 'confirmed', confirmations: 1 }, { status: 'confirmed', confirmations: 2 }] }, { fallback: '10 minutes' });
+    expect(calls.slice(0, 2)).toEqual(['confirmations 1', 'confirmations 2']);
+    expect(status.state).toBe('done');
+  }, 60_000);
+});
+
+describe('payment workflow: every branch', () => {
+  it('below the minimum: failed at once, nothing forwarded, no callback', async () => {
+    const { calls, status } = await runPayment(env, { notifyPending: true, evaluation: { eligible: false, reason: 'deposit 1 is below the minimum 2' } }, { record: 'payment-below-minimum' });
+    expect(calls).toEqual(['markFailed deposit 1 is below the minimum 2']);
+    expect(status).toMatchObject({ state: 'failed', reason: 'deposit 1 is below the minimum 2' });
+  }, 60_000);
+
+  it('pending withheld while a price is missing: no pending callback, the deposit goes on to done', async () => {
+    const { calls, status } = await runPayment(env, { notifyPending: true, evaluation: { eligible: true, evidence: false } }, { record: 'payment-pending-withheld' });
+    expect(calls.filter((c) => c.startsWith('pending'))).toEqual([]);
+    expect(status.state).toBe('done');
+  }, 60_000);
+
+  it('a reorg before finality, read twice at increasing heads: failed, pending stopped, nothing forwarded', async () => {
+    const { calls, status } = await runPayment(
+      env,
+      { notifyPending: true, requiredConfirmations: 6, pending: ['failed'], confirmations: [{ status: 'confirmed', confirmations: 2 }, { status: 'reorged', at: 5 }, { status: 'reorged', at: 5 }, { status: 'reorged', at: 6 }] },
+      { fallback: '3 minutes', record: 'payment-reorged' },
+    );
+    expect(calls.filter((c) => c.startsWith('confirmations'))).toEqual(['confirmations 2', 'confirmations reorged@5', 'confirmations reorged@5', 'confirmations reorged@6']);
+    expect(calls).toContain('markFailed deposit block reorganised out before finality');
+    expect(calls).not.toContain('forward');
+    expect(status.state).toBe('failed');
+    // The pending stage was stopped at the verdict: no attempt after it.
+    expect(calls.indexOf('markFailed deposit block reorganised out before finality')).toBeGreaterThan(calls.lastIndexOf(calls.filter((c) => c.startsWith('pending')).pop()!));
+  }, 60_000);
+
+  it('a forward re-prepared on evidence seen at two heads, then landed', async () => {
+    const { calls, status } = await runPayment(
+      env,
+      { fates: [{ status: 'replaceable', at: 5 }, { status: 'replaceable', at: 6 }, { status: 'confirmed' }] },
+      { fallback: '2 minutes', record: 'payment-forward-reprepared' },
+    );
+    expect(calls.filter((c) => c === 'forward')).toHaveLength(2);
+    expect(calls.filter((c) => c === 'discard')).toHaveLength(1);
+    expect(status).toMatchObject({ state: 'done', txidOut: '0xout2' });
+  }, 60_000);
+
+  it('a forward failed on chain: recorded, no second plan, no callback', async () => {
+    const { calls, status } = await runPayment(env, { fates: [{ status: 'pending' }, { status: 'failed', reason: 'reverted' }] }, { fallback: '2 minutes', record: 'payment-forward-failed' });
+    expect(calls.filter((c) => c.startsWith('markFailed'))).toEqual(['markFailed forward 0xout1 failed: reverted']);
+    expect(calls.filter((c) => c.startsWith('confirmed'))).toEqual([]);
+    expect(status.state).toBe('failed');
+  }, 60_000);
+
+  it('six attempts, then a resend: refused with the reason before the sixth, queued after, delivered', async () => {
+    const refusals: string[] = [];
+    const { calls, status } = await runPayment(
+      env,
+      { confirmed: ['failed', 'failed', 'failed', 'failed', 'failed', 'failed', 'delivered'] },
+      {
+        record: 'payment-six-attempts-then-resend',
+        drive: async (h, calls) => {
+          await until(calls, (c) => c.includes('confirmed #1 failed'), 'the first confirmed attempt');
+          await h.executeUpdate(resendUpdate).catch((e: unknown) => {
+            if (e instanceof WorkflowUpdateFailedError) refusals.push(String((e.cause as Error).message));
+          });
+          // Let the six attempts run (time skips while the result is awaited), then ask again.
+          await env.sleep(5 * 60 * MINUTE);
+          await until(calls, (c) => c.includes('confirmed #6 failed'), 'the sixth attempt');
+          const answer = await h.executeUpdate(resendUpdate);
+          expect(answer.attempt).toBe(7);
+        },
+      },
+    );
+    expect(refusals).toEqual([expect.stringMatching(/automatic attempts \(1 of 6 made\)/)]);
+    expect(calls.filter((c) => c.startsWith('confirmed'))).toEqual([1, 2, 3, 4, 5, 6].map((n) => `confirmed #${n} failed`).concat('confirmed #7 delivered'));
+    expect(status.state).toBe('done');
+  }, 120_000);
+});
+
+describe('payment workflow: bounded history', () => {
+  it(`48 hours of waiting for finality, a forward stuck for hours and six attempts: every run stays under ${HISTORY_BUDGET + 50} events`, async () => {
+    // One reading per 5-minute fallback for 48 h, then a day with the forward in the mempool.
+    const waiting = Array.from({ length: (48 * 60) / 5 }, () => ({ status: 'confirmed' as const, confirmations: 1 }));
+    const stuck = Array.from({ length: (24 * 60) / 5 }, () => ({ status: 'pending' as const }));
+    const { calls, status, runLengths } = await runPayment(
+      env,
+      {
+        notifyPending: true,
+        requiredConfirmations: 6,
+        pending: ['failed'],
+        confirmations: [...waiting, { status: 'confirmed', confirmations: 6 }],
+        fates: [...stuck, { status: 'confirmed' }],
+        confirmed: ['failed', 'failed', 'failed', 'failed', 'failed', 'failed'],
+      },
+      { resendWindow: '1 day' },
+    );
+    expect(calls.filter((c) => c.startsWith('confirmations'))).toHaveLength(waiting.length + 1);
+    // The pending stage ran its six attempts across runs, and stopped at finality.
+    expect(calls.filter((c) => c.startsWith('pending'))).toHaveLength(6);
+    expect(calls.filter((c) => c.startsWith('confirmed'))).toHaveLength(6);
+    expect(status).toMatchObject({ state: 'sent', delivery: { confirmed: { attempts: 6, state: 'exhausted' } } });
+    expect(runLengths.length).toBeGreaterThan(10);
+    expect(Math.max(...runLengths)).toBeLessThan(150);
+  }, 300_000);
+});

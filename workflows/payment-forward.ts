@@ -1,0 +1,74 @@
+// The forward effect of the payment workflow: sign once and broadcast (the activity), then one reading per
+// wake (forwardFate) decides; the watcher's `forward` signal wakes it when a block holds the forward.
+import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import type { LifecycleEvent } from '../src/domain/lifecycle';
+import { forwardActs, local } from './payment-activities';
+
+/** The forward's progress, carried across runs: which plan this is, and a first reading of final evidence. */
+export interface ForwardProgress {
+  round: number;
+  /** Head height of a first reading that the stored bytes can never land; a second, higher one replaces them. */
+  evidence: string | null;
+}
+
+export interface ForwardWaits {
+  /** Waits for a chain signal or `ms` (continuing as new first when over budget); true when signalled. */
+  waitHint(ms: number): Promise<boolean>;
+  fallbackMs: number;
+  recheckMs: number;
+}
+
+const MAX_FORWARD_ROUNDS = 5;
+
+function failureMessage(e: unknown): string {
+  if (e instanceof ActivityFailure && e.cause instanceof ApplicationFailure) return e.cause.message;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * Forward until included. A forward failed on chain is recorded (funds stay at address_in). Bytes are
+ * replaced only when two readings at increasing heights both prove they can never land (README, "Money
+ * integrity"); until then the reading re-sends bytes the node lacks.
+ */
+export async function forwardStage(
+  c: { payment: { uuid: string }; txidOut: string | null; forward: ForwardProgress },
+  w: ForwardWaits,
+): Promise<LifecycleEvent> {
+  const uuid = c.payment.uuid;
+  for (;;) {
+    let txidOut: string;
+    try {
+      // Idempotent: a stored forward is returned (and re-sent), never signed twice.
+      txidOut = (await forwardActs.forward(uuid)).txidOut;
+    } catch (e) {
+      // Permanent before anything was sent (the deposit cannot pay its way, a colliding txid): recorded.
+      return { type: 'forward_failed', reason: `forward failed: ${failureMessage(e)}` };
+    }
+    c.txidOut = txidOut;
+    let short = w.recheckMs;
+    let soon = false;
+    for (;;) {
+      const fate = await local.forwardFate(uuid);
+      if (fate.status === 'confirmed') return { type: 'forwarded' };
+      if (fate.status === 'failed') return { type: 'forward_failed', reason: `forward ${txidOut} failed: ${fate.reason}` };
+      if (fate.status === 'replaceable') {
+        const { round, evidence } = c.forward;
+        if (evidence !== null && BigInt(fate.observedAt) > BigInt(evidence)) {
+          if (round >= MAX_FORWARD_ROUNDS) {
+            return { type: 'forward_failed', reason: `forward ${txidOut} can never land (${fate.reason}) after ${round} plans` };
+          }
+          await local.discardForward(uuid, txidOut);
+          c.forward = { round: round + 1, evidence: null };
+          break;
+        }
+        c.forward.evidence ??= fate.observedAt;
+      } else {
+        // The evidence must hold on consecutive readings.
+        c.forward.evidence = null;
+      }
+      const signalled = await w.waitHint(soon || c.forward.evidence !== null ? short : w.fallbackMs);
+      soon = signalled;
+      short = signalled ? w.recheckMs : Math.min(short * 2, w.fallbackMs);
+    }
+  }
+}

@@ -1,0 +1,242 @@
+// One durable workflow per observed deposit (DESIGN 1), driven by the lifecycle table (src/domain/lifecycle.ts):
+// each transition's effects are performed in the order the table lists them. Waits are pushed: the watcher
+// signals `chain` when a block makes the deposit due, reorganises it or includes its forward; a long
+// fallback timer covers a lost signal. The history stays bounded: the run continues as new, carrying its
+// state, before it grows past HISTORY_BUDGET events.
+import {
+  condition,
+  continueAsNew,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { msToNumber } from '@temporalio/common/lib/time';
+import type { DepositInput, PaymentInfo } from '../activities/deposit';
+import type { CallbackSnapshot } from '../src/callbacks/types';
+import { resumeEffects, transition, type Effect, type LifecycleEvent, type LifecycleState } from '../src/domain/lifecycle';
+import { SA_CALLBACK_HOST, SA_PAYMENT_UUID, SA_STAGE, SA_TICKER, SA_TXID_IN } from '../src/domain/search-attributes';
+import { depositStatusQuery, type DepositStatus } from './deposit';
+import { AUTOMATIC_ATTEMPTS, newStageStatus, startPendingDelivery, type PendingDelivery, type StageStatus } from './delivery-stage';
+import { forwardStage, type ForwardProgress } from './payment-forward';
+import { local } from './payment-activities';
+import { chainSignal, resendUpdate } from './signals';
+import { deliverConfirmed, snapshotConfirmed, type ResendState } from './payment-delivery';
+
+export interface PaymentWorkflowOptions {
+  /** How long a wait lasts with no signal before the workflow reads the chain itself. */
+  fallback?: string;
+  /** First wait after a reading a signal prompted that was not yet conclusive; doubles up to `fallback`. */
+  recheck?: string;
+  /** The run continues as new once its history reaches this many events (at a point with nothing in flight). */
+  historyBudget?: number;
+  /** How long an undelivered confirmed callback keeps listening for resends. */
+  resendWindow?: string;
+  /** false only where the namespace has no custom search attributes (the time-skipping test server). */
+  searchAttributes?: boolean;
+}
+
+/** Everything a run hands to the next one when it continues as new. */
+export interface Carry {
+  payment: PaymentInfo;
+  state: LifecycleState;
+  confirmations: number;
+  txidOut: string | null;
+  reason: string | null;
+  /** The pending stage while it runs (null when never started or stopped), and its snapshot. */
+  pending: StageStatus | null;
+  pendingSnapshot: CallbackSnapshot | null;
+  /** First reorg reading not yet confirmed by a second one at a higher head. */
+  reorgAt: string | null;
+  forward: ForwardProgress;
+  confirmed: StageStatus;
+  snapshot: CallbackSnapshot | null;
+  resends: ResendState;
+  runs: number;
+}
+
+export const HISTORY_BUDGET = 100;
+
+export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflowOptions = {}, carried?: Carry): Promise<DepositStatus> {
+  const fallbackMs = msToNumber(opts.fallback ?? '5 minutes');
+  const recheckMs = Math.min(msToNumber(opts.recheck ?? '2 seconds'), fallbackMs);
+  const budget = opts.historyBudget ?? HISTORY_BUDGET;
+  const c: Carry = carried ?? fresh(await local.recordDeposit(input));
+  const uuid = c.payment.uuid;
+  let hinted = false;
+  let pendingRun: PendingDelivery | undefined;
+
+  setHandler(chainSignal, () => {
+    hinted = true;
+  });
+  setHandler(depositStatusQuery, () => status(c));
+  setHandler(
+    resendUpdate,
+    () => {
+      c.resends.requested++;
+      const attempt = AUTOMATIC_ATTEMPTS + c.resends.requested;
+      return { attempt, message: `resend queued for payment ${uuid}: attempt ${attempt} goes out now` };
+    },
+    { validator: () => refuseResend(c) },
+  );
+  const attributes = opts.searchAttributes === false ? () => undefined : upsertSearchAttributes;
+  attributes([
+    { key: SA_TICKER, value: c.payment.ticker },
+    { key: SA_CALLBACK_HOST, value: c.payment.callbackHost },
+    { key: SA_PAYMENT_UUID, value: uuid },
+    { key: SA_TXID_IN, value: c.payment.txidIn },
+    { key: SA_STAGE, value: c.state === 'observed' ? 'pending' : c.state },
+  ]);
+
+  const overBudget = () => workflowInfo().historyLength >= budget || workflowInfo().continueAsNewSuggested;
+
+  /**
+   * Continues as new when the history is over budget and nothing is in flight: a pending stage waiting for
+   * its next attempt is stopped and carried (its wait resumes in the next run); one sending is let finish.
+   */
+  async function maybeContinue(): Promise<void> {
+    if (!overBudget()) return;
+    if (pendingRun && c.pending) {
+      if (c.pending.state === 'sending') return;
+      const carriedStage = { ...c.pending };
+      await pendingRun.cancel();
+      c.pending = carriedStage;
+    }
+    await continueAsNew<typeof paymentWorkflow>(input, opts, { ...c, runs: c.runs + 1 });
+  }
+
+  /** Waits for a chain signal or `ms`; true when a signal came. */
+  async function waitHint(ms: number): Promise<boolean> {
+    await maybeContinue();
+    hinted = false;
+    return condition(() => hinted, ms);
+  }
+
+  async function awaitFinality(): Promise<LifecycleEvent> {
+    let short = recheckMs;
+    let soon = false;
+    for (;;) {
+      const r = await local.confirmations(uuid);
+      if (r.status === 'reorged') {
+        const at = r.observedAt ?? '0';
+        // One node's word is not enough: a verdict needs a second reading at a higher head.
+        if (c.reorgAt !== null && BigInt(at) > BigInt(c.reorgAt)) return { type: 'reorged' };
+        c.reorgAt ??= at;
+        soon = true;
+      } else {
+        c.reorgAt = null;
+        c.confirmations = r.confirmations;
+        if (r.confirmations >= c.payment.requiredConfirmations) return { type: 'finality_reached' };
+      }
+      const signalled = await waitHint(soon ? short : fallbackMs);
+      // After a signal the chain is close: read again soon, backing off, until it says so.
+      soon = signalled || c.reorgAt !== null;
+      short = signalled ? recheckMs : Math.min(short * 2, fallbackMs);
+    }
+  }
+
+  async function perform(e: Effect): Promise<LifecycleEvent | undefined> {
+    switch (e.type) {
+      case 'start_pending_delivery':
+        if (!carried) {
+          c.pending = newStageStatus();
+          c.pendingSnapshot = await local.pendingSnapshot(uuid);
+        }
+        if (c.pending && c.pendingSnapshot && ['idle', 'waiting'].includes(c.pending.state)) {
+          pendingRun = startPendingDelivery({ paymentUuid: uuid, snapshot: c.pendingSnapshot }, c.pending);
+        }
+        return undefined;
+      case 'await_finality':
+        return awaitFinality();
+      case 'cancel_pending_delivery':
+        await pendingRun?.cancel();
+        pendingRun = undefined;
+        return undefined;
+      case 'record_processing':
+        await local.markProcessing(uuid);
+        return undefined;
+      case 'record_failure':
+        c.reason = e.reason;
+        await local.markFailed(uuid, e.reason);
+        return undefined;
+      case 'forward':
+        return forwardStage(c, { waitHint, fallbackMs, recheckMs });
+      case 'snapshot_confirmed':
+        c.snapshot = await snapshotConfirmed(uuid);
+        return undefined;
+      case 'deliver_confirmed':
+        return deliverConfirmed(c, { overBudget, maybeContinue, resendWindow: opts.resendWindow ?? '30 days' });
+    }
+  }
+
+  async function apply(first: LifecycleEvent | undefined): Promise<void> {
+    for (let event = first; event; ) {
+      const t = transition(c.state, event);
+      c.state = t.state;
+      attributes([{ key: SA_STAGE, value: t.state }]);
+      event = undefined;
+      for (const e of t.effects) event = (await perform(e)) ?? event;
+    }
+  }
+
+  if (!carried) {
+    // Price or cost evidence missing (evidence=false): the pending callback is withheld and the deposit goes on.
+    const evaluation = await local.evaluate(uuid);
+    await apply(
+      evaluation.eligible
+        ? { type: 'eligible', notifyPending: c.payment.notifyPending, evidence: evaluation.evidence }
+        : { type: 'ineligible', reason: evaluation.reason },
+    );
+  } else {
+    let next: LifecycleEvent | undefined;
+    for (const e of resumeEffects(c.state)) next = (await perform(e)) ?? next;
+    await apply(next);
+  }
+  return status(c);
+}
+
+function fresh(payment: PaymentInfo): Carry {
+  return {
+    payment,
+    state: 'observed',
+    confirmations: 0,
+    txidOut: payment.txidOut,
+    reason: null,
+    pending: null,
+    pendingSnapshot: null,
+    reorgAt: null,
+    forward: { round: 1, evidence: null },
+    confirmed: newStageStatus(),
+    snapshot: null,
+    resends: { requested: 0, sent: 0, until: null },
+    runs: 1,
+  };
+}
+
+function status(c: Carry): DepositStatus {
+  return {
+    uuid: c.payment.uuid,
+    state: c.state,
+    confirmations: c.confirmations,
+    required: c.payment.requiredConfirmations,
+    txidOut: c.txidOut,
+    reason: c.reason,
+    delivery: {
+      paymentUuid: c.payment.uuid,
+      pending: c.pending ?? newStageStatus(),
+      confirmed: c.confirmed,
+      resendsRequested: c.resends.requested,
+      resendsSent: c.resends.sent,
+    },
+  };
+}
+
+/** Why a resend cannot be queued now; nothing when it can (the six automatic attempts spent, undelivered). */
+function refuseResend(c: Carry): void {
+  const s = c.confirmed;
+  if (c.state === 'failed') throw new Error(`payment ${c.payment.uuid} failed (${c.reason ?? 'no reason'}): it has no confirmed callback to resend`);
+  if (c.state !== 'sent' || s.state === 'idle') throw new Error(`payment ${c.payment.uuid} is ${c.state}: its confirmed callback is not written yet, nothing to resend`);
+  if (s.state === 'delivered') throw new Error(`payment ${c.payment.uuid}: the confirmed callback was delivered (HTTP 200); nothing to resend`);
+  if (s.attempts < AUTOMATIC_ATTEMPTS && (s.state === 'sending' || s.state === 'waiting')) {
+    throw new Error(`payment ${c.payment.uuid}: the confirmed callback is in its automatic attempts (${s.attempts} of ${AUTOMATIC_ATTEMPTS} made); a resend can be asked after the last one`);
+  }
+}

@@ -1,0 +1,24 @@
+// Messages the payment workflow takes, in a module of their own so that the worker and the admin CLI can
+// import them without the workflow code.
+import { defineSignal, defineUpdate } from '@temporalio/workflow';
+
+/**
+ * What the watcher tells a deposit workflow (src/chains/push.ts). A hint, never a verdict: the workflow
+ * reads the chain once on it, and a lost hint only delays it until its fallback timer.
+ *   due      the watcher's newest block passed the deposit's due height (finality may be reached)
+ *   recheck  the chain was reorganised at or below the deposit's block
+ *   forward  a block holds the payment's stored forward (txid_out)
+ */
+export interface ChainHint {
+  kind: 'due' | 'recheck' | 'forward';
+  /** The block height the hint comes from (decimal string). */
+  height: string;
+}
+export const chainSignal = defineSignal<[ChainHint]>('chain');
+
+export interface ResendAnswer {
+  attempt: number;
+  message: string;
+}
+/** Operator: send the stored confirmed snapshot once more. Refused, with the reason, until the six automatic attempts are spent. */
+export const resendUpdate = defineUpdate<ResendAnswer>('resend');
