@@ -121,89 +121,62 @@ export async function scanOnce(adapter: ChainAdapter, db: Db, network: string, o
   return matched;
 }
 
-export interface WatcherHandle {
-  stop(): Promise<void>;
-  done: Promise<void>;
+export interface WatchersOptions {
+  networks: string[];
+  adapter(network: string): Promise<ChainAdapter>;
+  db: Db;
+  /** Cross-process lock by name: watchers of several workers take turns per network. Default: none. */
+  withLock?: <T>(name: string, fn: () => Promise<T>) => Promise<T>;
+  /** Deposits matched in a block (workflow starts go here; idempotent by workflow ID = depositKey). */
+  onMatch(network: string, matches: MatchedDeposit[], block: ScannedBlock): Promise<void>;
+  /** After each batch (the push to waiting workflows); its failure is reported and the loop goes on. */
+  onBatch?(network: string, before: bigint | null, batch: ScanBatch): Promise<void>;
+  intervalMs: number;
+  onError?(network: string, e: unknown): void;
 }
 
 /**
- * Worker-side loop for one network: scanOnce, sleep, repeat, until stop(). Errors are reported to
- * `onError` and retried after the interval; the cursor guarantees no block is skipped.
+ * The watcher: one loop per network — scanOnce under the network's lock, sleep, repeat — until stop().
+ * A node that is down is retried every interval; the durable cursor guarantees no block is skipped.
+ * The worker process runs exactly this (src/runtime/worker.ts).
  */
-export function runWatcher(opts: {
-  adapter: ChainAdapter;
-  db: Db;
-  network: string;
-  intervalMs?: number;
-  scan?: ScanOptions;
-  onError?: (e: unknown) => void;
-}): WatcherHandle {
-  let stopped = false;
-  let wake: (() => void) | undefined;
-  const done = (async () => {
-    while (!stopped) {
+export function startWatchers(opts: WatchersOptions): { stop(): Promise<void> } {
+  let stopping = false;
+  const wakers: Array<() => void> = [];
+  const lock = opts.withLock ?? (<T>(_name: string, fn: () => Promise<T>) => fn());
+  const loops = opts.networks.map(async (network) => {
+    while (!stopping) {
       try {
-        await scanOnce(opts.adapter, opts.db, opts.network, opts.scan);
+        const adapter = await opts.adapter(network);
+        await lock(`watch:${network}`, () =>
+          scanOnce(adapter, opts.db, network, {
+            onMatch: (matches, block) => opts.onMatch(network, matches, block),
+            onBatch: opts.onBatch
+              ? async (before, batch) => {
+                  try {
+                    await opts.onBatch!(network, before, batch);
+                  } catch (e) {
+                    opts.onError?.(network, e);
+                  }
+                }
+              : undefined,
+          }),
+        );
       } catch (e) {
-        opts.onError?.(e);
+        opts.onError?.(network, e);
       }
-      if (stopped) break;
+      if (stopping) break;
       await new Promise<void>((r) => {
-        wake = r;
-        setTimeout(r, opts.intervalMs ?? 2000);
+        wakers.push(r);
+        setTimeout(r, opts.intervalMs).unref();
       });
     }
-  })();
-  return {
-    done,
-    async stop() {
-      stopped = true;
-      wake?.();
-      await done;
-    },
-  };
-}
-
-/**
- * A watcher per configured network of the registry, each starting deposits through `onMatch`
- * (idempotent by workflow ID = depositKey). stop() ends every loop after its current pass.
- */
-export function startWatchers(opts: {
-  adapters: { get(networkId: string): Promise<ChainAdapter>; networks(): string[] };
-  db: Db;
-  onMatch: (matches: MatchedDeposit[], block: ScannedBlock) => Promise<void>;
-  intervalMs?: number;
-  onError?: (network: string, e: unknown) => void;
-}): { stop(): Promise<void> } {
-  const handles = opts.adapters.networks().map((network) => {
-    let inner: WatcherHandle | undefined;
-    let stopped = false;
-    // A node that is down at start is retried until it answers or the watchers stop.
-    const starting = (async () => {
-      while (!stopped) {
-        try {
-          const adapter = await opts.adapters.get(network);
-          if (!stopped) {
-            inner = runWatcher({ adapter, db: opts.db, network, intervalMs: opts.intervalMs, scan: { onMatch: opts.onMatch }, onError: (e) => opts.onError?.(network, e) });
-          }
-          return;
-        } catch (e) {
-          opts.onError?.(network, e);
-          await new Promise((r) => setTimeout(r, opts.intervalMs ?? 2000));
-        }
-      }
-    })();
-    return {
-      async stop() {
-        stopped = true;
-        await starting;
-        await inner?.stop();
-      },
-    };
   });
   return {
     async stop() {
-      await Promise.all(handles.map((h) => h.stop()));
+      stopping = true;
+      for (const w of wakers) w();
+      await Promise.all(loops);
     },
   };
 }

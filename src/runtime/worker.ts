@@ -5,7 +5,7 @@ import type { DepositInput } from '../../activities/deposit';
 import { depositKey } from '../chains/adapter';
 import { sponsorAddresses } from '../chains/sponsor';
 import { pushHints, type SignalDeposit } from '../chains/push';
-import { scanOnce, type MatchedDeposit } from '../chains/watcher';
+import { startWatchers, type MatchedDeposit } from '../chains/watcher';
 import { chainSignal } from '../../workflows/signals';
 import type { Db } from '../db/client';
 import { insertDeposit } from '../db/queries/payments';
@@ -151,54 +151,30 @@ export async function startWorkerRuntime(
   };
   const sponsors = sponsorAddresses(services.seed);
   const ownSenders = new Set([sponsors.evmGasTank, sponsors.solFeePayer]);
-  let stopping = false;
-  const loops: Promise<void>[] = [];
-  const wakers: Array<() => void> = [];
-  if (opts.watch !== false) {
-    for (const network of Object.keys(services.chains)) {
-      loops.push(
-        (async () => {
-          while (!stopping) {
-            try {
-              const adapter = await services.adapter(network);
-              await database.withLock(`watch:${network}`, () =>
-                scanOnce(adapter, database.db, network, {
-                  // The gas tank's top-ups to an address_in are the gateway's own money, never a payment.
-                  onMatch: async (found) => {
-                    const matches = found.filter((m) => !m.deposit.sender || !ownSenders.has(m.deposit.sender));
-                    await recordDetectedDeposits(database.db, matches);
-                    await startDepositWorkflows(client, cfg.taskQueue, matches, opts.depositPollInterval);
-                  },
-                  onBatch: async (before, batch) => {
-                    try {
-                      await pushHints(database.db, network, before, batch, signal);
-                    } catch (e) {
-                      logger.warn({ network, err: describeError(e) }, 'chain hints not pushed; the workflows read on their fallback');
-                    }
-                  },
-                }),
-              );
-            } catch (e) {
-              logger.warn({ network, err: describeError(e) }, 'watcher scan failed; retrying');
-            }
-            if (stopping) break;
-            await new Promise<void>((r) => {
-              wakers.push(r);
-              setTimeout(r, cfg.watchIntervalMs).unref();
-            });
-          }
-        })(),
-      );
-    }
-  }
+  const watchers =
+    opts.watch === false
+      ? undefined
+      : startWatchers({
+          networks: Object.keys(services.chains),
+          adapter: services.adapter,
+          db: database.db,
+          withLock: database.withLock,
+          intervalMs: cfg.watchIntervalMs,
+          // The gas tank's top-ups to an address_in are the gateway's own money, never a payment.
+          onMatch: async (_network, found) => {
+            const matches = found.filter((m) => !m.deposit.sender || !ownSenders.has(m.deposit.sender));
+            await recordDetectedDeposits(database.db, matches);
+            await startDepositWorkflows(client, cfg.taskQueue, matches, opts.depositPollInterval);
+          },
+          onBatch: async (network, before, batch) => void (await pushHints(database.db, network, before, batch, signal)),
+          onError: (network, e) => logger.warn({ network, err: describeError(e) }, 'watcher pass failed; retrying'),
+        });
 
   return {
     worker,
     async stop() {
-      stopping = true;
       await publisher.stop();
-      for (const w of wakers) w();
-      await Promise.all(loops);
+      await watchers?.stop();
       // In-flight activities finish or are handed back to Temporal (their heartbeat/timeout) before exit.
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await run;

@@ -182,7 +182,7 @@ test('a reorg of the cursor block rewinds the cursor onto the canonical chain', 
 test('startWatchers runs a loop per configured network that hands matches to onMatch, and stops', async () => {
   const registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
   const seen: MatchedDeposit[] = [];
-  const watchers = startWatchers({ adapters: registry, db, intervalMs: 100, onMatch: async (m) => void seen.push(...m) });
+  const watchers = startWatchers({ networks: registry.networks(), adapter: (n) => registry.get(n), db, intervalMs: 100, onMatch: async (_n, m) => void seen.push(...m) });
   try {
     await (await customer.sendTransaction({ to: adapter.deriveAddressIn(1n), value: parseEther('0.05') })).wait();
     await waitFor(() => seen.length === 1, 30_000, 'the watcher to match the deposit');
