@@ -18,7 +18,6 @@ import { publishPublicMaterial } from '../src/runtime/public-material';
 import type { ChainRuntimeConfig } from '../src/chains/config';
 
 const ROOT = path.resolve(__dirname, '..');
-const TSX = path.join(ROOT, 'node_modules/tsx/dist/cli.mjs');
 
 /** The networks the API serves in the bench (their RPC URLs are never called by the API). */
 export const BENCH_NETWORKS = ['bitcoin', 'litecoin', 'ethereum', 'solana'];
@@ -97,10 +96,20 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-/** Starts a TypeScript entry point under tsx, its output to `logFile`, and waits until `ready()` holds. */
-export async function startChild(name: string, entry: string, env: NodeJS.ProcessEnv, logFile: string, ready: () => Promise<boolean>): Promise<Child> {
+/**
+ * Starts a TypeScript entry point in one node process (tsx as its loader; `nodeArgs` such as --cpu-prof
+ * reach it), its output to `logFile`, and waits until `ready()` holds.
+ */
+export async function startChild(
+  name: string,
+  entry: string,
+  env: NodeJS.ProcessEnv,
+  logFile: string,
+  ready: () => Promise<boolean>,
+  nodeArgs: string[] = [],
+): Promise<Child> {
   const out = fs.openSync(logFile, 'a');
-  const proc = spawn(process.execPath, [TSX, path.join(ROOT, entry)], { cwd: ROOT, env, stdio: ['ignore', out, out] });
+  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, entry)], { cwd: ROOT, env, stdio: ['ignore', out, out] });
   fs.closeSync(out);
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   const deadline = Date.now() + 60_000;

@@ -4,7 +4,8 @@
  * the reads, one `pg` insert per create), both loaded by autocannon in turn.
  *
  *   DATABASE_URL=postgres://… npm run bench -- api.ts
- *   (BENCH_SECONDS per measurement, default 10; BENCH_ROUNDS, default 2; BENCH_ONLY=catalog,create to pick)
+ *   (BENCH_SECONDS per measurement, default 10; BENCH_ROUNDS, default 2; BENCH_ONLY=catalog,create to pick;
+ *    BENCH_PROFILE=<dir> to have the API process write a CPU profile (node --cpu-prof) there)
  *
  * Prints per scenario and round: requests per second of both, the ratio gateway / bare, p50 and p99 of
  * both, and errors (connection errors, timeouts, non-2xx). A throw-away database is created and dropped.
@@ -103,6 +104,8 @@ async function main(): Promise<void> {
         apiEnv(db.url, apiPort),
         path.join(dir, 'api.log'),
         up(apiBase),
+        // BENCH_PROFILE=<dir>: the API process writes a CPU profile there when it stops.
+        process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_PROFILE)}`] : [],
       ),
     );
     // The logs scenario reads one configuration with five payments of two delivery attempts each.
