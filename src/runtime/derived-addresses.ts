@@ -42,6 +42,8 @@ export function derivedSource(xpub: string, networkId: string, mode: ChainMode):
 const CHUNK = 64;
 /** How far ahead of the last index handed out the addresses are kept. */
 const AHEAD = 1024;
+/** How many a create that found none waits for (more than the creates one process has in flight). */
+const NOW = 256;
 
 /**
  * The derived_addresses rows of one source, kept ahead of the family's derivation counter. Invariant: every
@@ -53,6 +55,7 @@ export class DerivedAddressSupply {
   /** Every index in [counter, ready) is stored; undefined until read. */
   private ready: bigint | undefined;
   private filling: Promise<void> | undefined;
+  private refilling: Promise<void> | undefined;
 
   constructor(
     private readonly db: Db,
@@ -71,8 +74,16 @@ export class DerivedAddressSupply {
     }
   }
 
-  /** A create found no address for its index: stores those from the counter on, then it tries again. */
-  async refill(): Promise<void> {
+  /**
+   * A create found no address for its index: stores enough from the counter on for the creates in flight,
+   * then the rest of the stock in the background. Concurrent callers share one refill.
+   */
+  refill(): Promise<void> {
+    this.refilling ??= this.refillNow().finally(() => (this.refilling = undefined));
+    return this.refilling;
+  }
+
+  private async refillNow(): Promise<void> {
     await this.filling;
     const result = await this.db.execute(sql`
       SELECT (SELECT next_index FROM derivation_counters WHERE family = ${this.family}) AS counter,
@@ -83,7 +94,8 @@ export class DerivedAddressSupply {
     const stored = row.stored === null ? -1n : BigInt(String(row.stored));
     const from = stored + 1n > counter ? stored + 1n : counter;
     this.ready = from;
-    await this.fill(from, counter + BigInt(AHEAD));
+    await this.fill(from, counter + BigInt(NOW));
+    this.noteTaken(counter);
   }
 
   private async fill(from: bigint, to: bigint): Promise<void> {
