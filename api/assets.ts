@@ -47,11 +47,27 @@ function servedRuntime(asset: Asset, networkId: string, chains: ChainRuntimeConf
   return rt;
 }
 
+/** Operator state of the assets as read at one moment: the assets rows and the stored minimums, by ticker. */
+export interface AssetState {
+  rows: Map<string, AssetRow>;
+  minimums: Map<string, MinimumState>;
+}
+
+/** Reads the operator state of every asset (two small tables; `ticker` narrows both to one asset). */
+export async function readAssetState(db: Db, ticker?: string): Promise<AssetState> {
+  const rowsQuery = ticker === undefined ? db.select().from(assetsTable) : db.select().from(assetsTable).where(eq(assetsTable.ticker, ticker));
+  const [rows, minimums] = await Promise.all([rowsQuery, minimumStates(db, ticker)]);
+  return { rows: new Map(rows.map((r) => [r.ticker, r])), minimums };
+}
+
 /** Every registry asset with its state, in registry order. */
+export function assetViews(state: AssetState, chains: ChainRuntimeConfig, refreshMs: number): AssetView[] {
+  return Object.values(ASSETS).map((a) => view(a, state.rows.get(a.ticker), state.minimums.get(a.ticker), chains, refreshMs));
+}
+
+/** Every registry asset with its state as the database holds it now, in registry order. */
 export async function allAssetViews(db: Db, chains: ChainRuntimeConfig, refreshMs: number): Promise<AssetView[]> {
-  const [rows, minimums] = await Promise.all([db.select().from(assetsTable), minimumStates(db)]);
-  const byTicker = new Map(rows.map((r) => [r.ticker, r]));
-  return Object.values(ASSETS).map((a) => view(a, byTicker.get(a.ticker), minimums.get(a.ticker), chains, refreshMs));
+  return assetViews(await readAssetState(db), chains, refreshMs);
 }
 
 /** Enabled and its network configured: what the catalog lists and create accepts. */
@@ -68,12 +84,22 @@ export async function resolveAsset(
   ticker: string,
   opts: { servedOnly: boolean; refreshMs?: number } = { servedOnly: true },
 ): Promise<AssetView> {
+  const asset = knownAsset(ticker);
+  const state = await readAssetState(db, asset.ticker);
+  return served(view(asset, state.rows.get(asset.ticker), state.minimums.get(asset.ticker), chains, opts.refreshMs ?? DEFAULT_MINIMUM_REFRESH_MS), opts.servedOnly);
+}
+
+/** The registry asset of a path ticker, or 1101. */
+export function knownAsset(ticker: string): Asset {
   const asset = findAsset(ticker);
   if (!asset) throw new GatewayError(1101, `Unknown ticker "${ticker.slice(0, 64)}". Use a ticker from GET /api/cryptocurrencies.`);
-  const [[row], minimums] = await Promise.all([db.select().from(assetsTable).where(eq(assetsTable.ticker, asset.ticker)), minimumStates(db, asset.ticker)]);
-  const v = view(asset, row, minimums.get(asset.ticker), chains, opts.refreshMs ?? DEFAULT_MINIMUM_REFRESH_MS);
-  if (!opts.servedOnly) return v;
-  if (!v.enabled) throw new GatewayError(1102, `The asset ${asset.ticker} is currently disabled.`);
+  return asset;
+}
+
+/** The view itself when the route may use it: 1102 for a disabled asset, 1101 for an unconfigured network. */
+export function served(v: AssetView, servedOnly: boolean): AssetView {
+  if (!servedOnly) return v;
+  if (!v.enabled) throw new GatewayError(1102, `The asset ${v.asset.ticker} is currently disabled.`);
   if (!v.runtime) throw new GatewayError(1101, `The ${v.network.name} network is not configured on this gateway.`);
   return v;
 }

@@ -1,7 +1,8 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { allAssetViews, confirmationsRequired, isServed, minimumText } from '../assets';
+import { routeAssetViews } from '../asset-cache';
+import { confirmationsRequired, isServed, minimumText, type AssetView } from '../assets';
 import type { PublicDeps } from '../deps';
 import { DecimalString, errorResponses } from '../schemas';
 
@@ -25,24 +26,34 @@ export const CatalogEntry = z
 
 export const CatalogResponse = z.record(z.string(), CatalogEntry).meta({ id: 'Catalog' });
 
+function catalogBody(views: AssetView[]): string {
+  const out: Record<string, z.infer<typeof CatalogEntry>> = {};
+  for (const v of views.filter(isServed)) {
+    out[v.asset.ticker] = {
+      name: v.asset.name,
+      ticker: v.asset.ticker,
+      minimum: minimumText(v),
+      decimals: v.asset.decimals,
+      type: v.asset.type,
+      asset_name: v.asset.name,
+      symbol: v.asset.symbol,
+      network_name: v.network.name,
+      confirmations_required: confirmationsRequired(v),
+    };
+  }
+  return JSON.stringify(out);
+}
+
+/** The body of one list of views, built once: a cached list is served as the same bytes. */
+const bodies = new WeakMap<AssetView[], string>();
+
 export function catalogRoutes(deps: PublicDeps): Router {
   const r = Router();
   r.get('/api/cryptocurrencies', async (_req, res) => {
-    const out: Record<string, z.infer<typeof CatalogEntry>> = {};
-    for (const v of (await allAssetViews(deps.db, deps.chains, deps.config.minimumRefreshMs)).filter(isServed)) {
-      out[v.asset.ticker] = {
-        name: v.asset.name,
-        ticker: v.asset.ticker,
-        minimum: minimumText(v),
-        decimals: v.asset.decimals,
-        type: v.asset.type,
-        asset_name: v.asset.name,
-        symbol: v.asset.symbol,
-        network_name: v.network.name,
-        confirmations_required: confirmationsRequired(v),
-      };
-    }
-    res.json(out);
+    const views = await routeAssetViews(deps);
+    let body = bodies.get(views);
+    if (body === undefined) bodies.set(views, (body = catalogBody(views)));
+    res.type('application/json').send(body);
   });
   return r;
 }

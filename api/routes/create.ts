@@ -2,13 +2,15 @@ import express, { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { canonicalAddress, validateAddress } from '../../src/chains/addresses';
-import { acceptTicker, createOrGetConfig, isDepositAddress } from '../../src/db/queries/configs';
+import { acceptTicker, type NewPaymentConfig } from '../../src/db/queries/configs';
+import { DerivedAddressMissingError, createLookup, insertConfig, type CreatedConfig } from '../../src/db/queries/create-config';
 import { AddressPoolEmptyError } from '../../src/db/queries/public-material';
 import { addressPoolEmpty } from '../../src/observability/metrics';
 import { tickerFromPath, PRIORITIES, type Priority } from '../../src/domain/assets';
 import { GatewayError, type FieldErrors } from '../../src/domain/errors';
 import { formatUnits } from '../../src/domain/money';
-import { confirmationsRequired, resolveAsset, type AssetView } from '../assets';
+import { routeAsset } from '../asset-cache';
+import { confirmationsRequired, type AssetView } from '../assets';
 import type { PublicDeps } from '../deps';
 import { ChainTokenParams, DecimalString, TickerParams, errorResponses, fieldErrors, newFieldErrors } from '../schemas';
 import { callbackUrlProblems, CALLBACK_URL_MAX } from '../validation/callback-url';
@@ -75,8 +77,11 @@ function readParams(req: Request): unknown {
   return req.body;
 }
 
-/** Every problem of the request at once (one 1001 lists all failing fields), then the priority check. */
-async function validate(deps: PublicDeps, raw: unknown, v: AssetView): Promise<Parsed> {
+/**
+ * Every problem of the request at once (one 1001 lists all failing fields), then the priority check. The one
+ * read it needs (is address_out one of our deposit addresses?) also fetches the callback's configuration.
+ */
+async function validate(deps: PublicDeps, raw: unknown, v: AssetView): Promise<{ p: Parsed; existing: CreatedConfig | undefined }> {
   const errors: FieldErrors = newFieldErrors();
   const parsed = CreateParams.safeParse(raw);
   if (!parsed.success) fieldErrors(parsed.error, errors);
@@ -85,62 +90,82 @@ async function validate(deps: PublicDeps, raw: unknown, v: AssetView): Promise<P
   if (typeof p.callback_url === 'string' && !errors.callback_url) {
     add('callback_url', callbackUrlProblems(p.callback_url, { allowHttp: deps.config.callbackAllowHttp }));
   }
+  let outCanonical: string | undefined;
   if (typeof p.address_out === 'string' && !errors.address_out) {
     const mode = v.runtime!.mode;
     if (p.address_out === '' || !validateAddress(v.network.id, mode, p.address_out)) {
       add('address_out', [`Must be a valid ${v.network.name} address for ${v.asset.ticker}.`]);
-    } else if (await isDepositAddress(deps.db, v.network.addressFamily, canonicalAddress(v.network.id, mode, p.address_out))) {
-      // Forwarding into one of the gateway's own deposit addresses would loop payments through it.
-      add('address_out', ['Must not be a deposit address of this gateway.']);
+    } else {
+      outCanonical = canonicalAddress(v.network.id, mode, p.address_out);
     }
   }
   if (parsed.success && p.confirmations !== undefined && v.network.family !== 'sol' && Number(p.confirmations) > v.asset.maxConfirmations) {
     add('confirmations', [`Must be at most ${v.asset.maxConfirmations} for ${v.asset.ticker}.`]);
+  }
+  let existing: CreatedConfig | undefined;
+  if (outCanonical !== undefined) {
+    const found = await createLookup(deps.db, parsed.success ? parsed.data.callback_url : undefined, v.network.addressFamily, outCanonical);
+    // Forwarding into one of the gateway's own deposit addresses would loop payments through it.
+    if (found.outIsDeposit) add('address_out', ['Must not be a deposit address of this gateway.']);
+    existing = found.existing;
   }
   if (Object.keys(errors).length > 0 || !parsed.success) throw new GatewayError(1001, undefined, errors);
   const priority = parsed.data.priority ?? 'default';
   if (!v.network.priorities.includes(priority)) {
     throw new GatewayError(1103, `The ${v.network.name} network supports priority ${v.network.priorities.join(', ')}; not ${priority}.`);
   }
-  return parsed.data;
+  return { p: parsed.data, existing };
+}
+
+/** Retries of a create whose index had no stored derived address yet (each stores the next ones first). */
+const MISSING_ADDRESS_RETRIES = 5;
+
+/** A new configuration of the callback (`created`), or the one another create stored first. */
+async function insertNew(deps: PublicDeps, v: AssetView, input: NewPaymentConfig): Promise<{ config: CreatedConfig | undefined; created: boolean }> {
+  const { from, supply } = await deps.addresses.depositAddresses(v.network.id, v.runtime!.mode);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const made = await insertConfig(deps.db, input, from);
+      if (!made) return { config: (await createLookup(deps.db, input.callbackUrl, input.family, undefined)).existing, created: false };
+      supply?.noteTaken(made.derivationIndex);
+      return { config: made, created: true };
+    } catch (e) {
+      // A dry pool is the gateway's problem, not the merchant's: 1501 at once, counted; nothing waits.
+      if (e instanceof AddressPoolEmptyError) {
+        addressPoolEmpty.inc({ network: e.network });
+        throw new GatewayError(1501);
+      }
+      if (!(e instanceof DerivedAddressMissingError) || !supply || attempt >= MISSING_ADDRESS_RETRIES) throw e;
+      await supply.refill();
+    }
+  }
 }
 
 async function create(deps: PublicDeps, ticker: string, req: Request) {
-  const v = await resolveAsset(deps.db, deps.chains, ticker, { servedOnly: true, refreshMs: deps.config.minimumRefreshMs });
-  const p = await validate(deps, readParams(req), v);
+  const v = await routeAsset(deps, ticker, { servedOnly: true });
+  const { p, existing } = await validate(deps, readParams(req), v);
   const family = v.network.addressFamily;
-  const mode = v.runtime!.mode;
-  const allocation = await deps.addresses.allocation(v.network.id, mode);
-  const { config } = await createOrGetConfig(
-    deps.db,
-    {
-      callbackUrl: p.callback_url,
-      ticker: v.asset.ticker,
-      family,
-      addressOut: p.address_out,
-      notifyPending: Number(p.pending ?? 0) === 1,
-      notifyConfirmations: v.network.family === 'sol' ? 1 : Number(p.confirmations ?? confirmationsRequired(v)),
-      post: Number(p.post ?? 0),
-      json: Number(p.json ?? 0),
-      convert: Number(p.convert ?? 0),
-      priority: p.priority ?? 'default',
-      // The minimum as GET info states it at this moment (SPEC 2.3: a creation-time snapshot).
-      minimumTransactionBase: v.minimumStated,
-    },
-    allocation,
-  ).catch((e: unknown) => {
-    // A dry pool is the gateway's problem, not the merchant's: 1501 at once, counted; nothing waits.
-    if (e instanceof AddressPoolEmptyError) {
-      addressPoolEmpty.inc({ network: e.network });
-      throw new GatewayError(1501);
-    }
-    throw e;
-  });
+  const input: NewPaymentConfig = {
+    callbackUrl: p.callback_url,
+    ticker: v.asset.ticker,
+    family,
+    addressOut: p.address_out,
+    notifyPending: Number(p.pending ?? 0) === 1,
+    notifyConfirmations: v.network.family === 'sol' ? 1 : Number(p.confirmations ?? confirmationsRequired(v)),
+    post: Number(p.post ?? 0),
+    json: Number(p.json ?? 0),
+    convert: Number(p.convert ?? 0),
+    priority: p.priority ?? 'default',
+    // The minimum as GET info states it at this moment (SPEC 2.3: a creation-time snapshot).
+    minimumTransactionBase: v.minimumStated,
+  };
+  const { config, created } = existing ? { config: existing, created: false } : await insertNew(deps, v, input);
+  if (!config) throw new Error('payment configuration vanished after a callback_url conflict');
   if (config.family !== family) {
     throw new GatewayError(1202, `This callback URL already belongs to the ${config.family} address family. Use a new callback URL.`);
   }
-  // The configuration now takes deposits of this asset too (the watcher matches on it).
-  await acceptTicker(deps.db, config.id, v.asset.ticker);
+  // The configuration now takes deposits of this asset too (the watcher matches on it); one made here already does.
+  if (!created) await acceptTicker(deps.db, config.id, v.asset.ticker);
   // Another asset of the same family reuses the configuration; its minimum is that asset's, taken now.
   const minimum =
     config.ticker === v.asset.ticker && config.minimumTransactionBase !== null ? BigInt(config.minimumTransactionBase) : v.minimumStated;

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { tickerFromPath } from '../../src/domain/assets';
 import { formatUnits } from '../../src/domain/money';
-import { confirmationsRequired, resolveAsset } from '../assets';
+import { routeAsset } from '../asset-cache';
+import { confirmationsRequired, type AssetView } from '../assets';
 import type { PublicDeps } from '../deps';
 import { DecimalString, TickerParams, errorResponses } from '../schemas';
 
@@ -21,18 +22,27 @@ export const InfoResponse = z
   })
   .meta({ id: 'AssetInfo' });
 
+function infoBody(v: AssetView): string {
+  const body: z.infer<typeof InfoResponse> = {
+    ticker: v.asset.ticker,
+    status: 'active',
+    minimum_transaction: formatUnits(v.minimumStated, v.asset.decimals),
+    confirmations_required: confirmationsRequired(v),
+    fee_percent: v.feePercent,
+  };
+  return JSON.stringify(body);
+}
+
+/** The body of one view, built once: a cached view is served as the same bytes. */
+const bodies = new WeakMap<AssetView, string>();
+
 export function infoRoutes(deps: PublicDeps): Router {
   const r = Router();
   r.get('/api/:ticker/info', async (req, res) => {
-    const v = await resolveAsset(deps.db, deps.chains, tickerFromPath(req.params.ticker), { servedOnly: true, refreshMs: deps.config.minimumRefreshMs });
-    const body: z.infer<typeof InfoResponse> = {
-      ticker: v.asset.ticker,
-      status: 'active',
-      minimum_transaction: formatUnits(v.minimumStated, v.asset.decimals),
-      confirmations_required: confirmationsRequired(v),
-      fee_percent: v.feePercent,
-    };
-    res.json(body);
+    const v = await routeAsset(deps, tickerFromPath(req.params.ticker), { servedOnly: true });
+    let body = bodies.get(v);
+    if (body === undefined) bodies.set(v, (body = infoBody(v)));
+    res.type('application/json').send(body);
   });
   return r;
 }

@@ -1,11 +1,12 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { findConfigByCallback, paymentsWithAttempts, type DeliveryAttemptRow, type PaymentRowForLogs } from '../../src/db/queries/configs';
+import { configWithPayments, type DeliveryAttemptRow, type PaymentRowForLogs } from '../../src/db/queries/configs';
 import { tickerFromPath } from '../../src/domain/assets';
 import { GatewayError } from '../../src/domain/errors';
 import { formatUnits } from '../../src/domain/money';
-import { resolveAsset, type AssetView } from '../assets';
+import { routeAsset } from '../asset-cache';
+import type { AssetView } from '../assets';
 import type { PublicDeps } from '../deps';
 import { DecimalString, TickerParams, errorResponses, fieldErrors } from '../schemas';
 import { CALLBACK_URL_MAX } from '../validation/callback-url';
@@ -107,14 +108,14 @@ export function logsRoutes(deps: PublicDeps): Router {
   const r = Router();
   r.get('/api/:ticker/logs', async (req, res) => {
     // Reconciliation stays possible for an asset the operator disabled later: any known ticker.
-    const v = await resolveAsset(deps.db, deps.chains, tickerFromPath(req.params.ticker), { servedOnly: false });
+    const v = await routeAsset(deps, tickerFromPath(req.params.ticker), { servedOnly: false });
     const q = LogsQuery.safeParse({ ...(req.query as object) });
     if (!q.success) throw new GatewayError(1001, undefined, fieldErrors(q.error));
-    const config = await findConfigByCallback(deps.db, q.data.callback);
-    if (!config || config.family !== v.network.addressFamily) {
+    const found = await configWithPayments(deps.db, q.data.callback, v.asset.ticker);
+    if (!found || found.config.family !== v.network.addressFamily) {
       throw new GatewayError(1201, 'No payment configuration matches this ticker and callback URL. Send the exact stored URL.');
     }
-    const rows = await paymentsWithAttempts(deps.db, config.id, v.asset.ticker);
+    const { config, payments: rows } = found;
     const body: z.infer<typeof LogsResponse> = {
       status: 'success',
       address_in: config.addressIn,

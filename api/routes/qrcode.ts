@@ -10,7 +10,8 @@ import { configTickers, paymentConfigs } from '../../src/db/schema';
 import { tickerFromPath } from '../../src/domain/assets';
 import { GatewayError } from '../../src/domain/errors';
 import { formatUnits, parseUnits } from '../../src/domain/money';
-import { resolveAsset, type AssetView } from '../assets';
+import { routeAsset } from '../asset-cache';
+import type { AssetView } from '../assets';
 import type { PublicDeps } from '../deps';
 import { TickerParams, errorResponses, fieldErrors, newFieldErrors } from '../schemas';
 
@@ -143,7 +144,7 @@ function parseQuery(v: AssetView, raw: unknown): { address: string; amount: bigi
 export function qrcodeRoutes(deps: PublicDeps): Router {
   const r = Router();
   r.get('/api/:ticker/qrcode', async (req, res) => {
-    const v = await resolveAsset(deps.db, deps.chains, tickerFromPath(req.params.ticker));
+    const v = await routeAsset(deps, tickerFromPath(req.params.ticker), { servedOnly: true });
     const q = parseQuery(v, { ...(req.query as object) });
     const address = await depositAddress(deps.db, v, q.address);
     if (!address) throw new GatewayError(1201, `The address is not a deposit address of this gateway for ${v.asset.ticker}. Use an address_in from create.`);

@@ -8,6 +8,7 @@ import {
   jsonb,
   numeric,
   pgTable,
+  primaryKey,
   smallint,
   text,
   timestamp,
@@ -220,6 +221,22 @@ export const addressPool = pgTable(
     uniqueIndex('address_pool_network_index_uq').on(t.network, t.derivationIndex),
     index('address_pool_free_idx').on(t.network, t.derivationIndex).where(sql`${t.takenAt} IS NULL`),
   ],
+);
+
+/**
+ * Deposit addresses derived from a published xpub ahead of need, by the API itself (public material only):
+ * a create takes the address of its counter index inside the same statement that advances the counter, so
+ * the counter's row lock is never held across a round trip to the API. `source` names the network, chain
+ * mode and xpub the addresses come from, so a different seed or mode never reads them.
+ */
+export const derivedAddresses = pgTable(
+  'derived_addresses',
+  {
+    source: text('source').notNull(),
+    derivationIndex: bigint('derivation_index', { mode: 'bigint' }).notNull(),
+    address: text('address').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.source, t.derivationIndex] })],
 );
 
 /**

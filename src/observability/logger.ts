@@ -5,7 +5,12 @@ export interface LogSink {
   write(line: string): void;
 }
 
-let sink: LogSink = process.stdout;
+/**
+ * stdout without blocking the event loop: a line is appended to a buffer that is written while the process
+ * goes on (coalesced under load), and flushed synchronously at exit (pino registers that). A write per line
+ * to a file or pipe was a blocking system call inside every request.
+ */
+let sink: LogSink = pino.destination({ dest: 1, sync: false });
 
 /**
  * Sends every later log line of this process to `next` (tests: one file per test file, shown when a test

@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { pinoHttp } from 'pino-http';
 import { createApp } from '../../api/app';
 import { publicRoutes } from '../../api/routes';
+import { AssetStateCache } from '../../api/asset-cache';
 import { logger } from '../observability/logger';
+import { requestLog } from '../observability/request-log';
 import { describeError } from '../observability/redact';
 import { httpMetrics } from '../observability/metrics';
 import type { ApiServices } from './services';
@@ -17,29 +17,15 @@ export interface ApiRuntime {
 /** The public API process part: Express on HOST:PORT, graceful close (in-flight requests finish). */
 export async function startApiRuntime(services: ApiServices, opts: { port?: number } = {}): Promise<ApiRuntime> {
   const { cfg } = services;
-  // One structured line per request with its request ID (X-Request-Id, echoed back); no bodies, no query
-  // strings (a callback URL is the merchant's identity, not something to spread through logs).
-  const requestLog = pinoHttp({
-    logger,
-    genReqId: (req, res) => {
-      const given = req.headers['x-request-id'];
-      const id = typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    serializers: {
-      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: req.url.split('?')[0] }),
-      res: (res: { statusCode: number }) => ({ status: res.statusCode }),
-    },
-  });
   const app = createApp({
-    before: [requestLog, httpMetrics()],
+    before: [requestLog(logger), httpMetrics()],
     routes: publicRoutes({
       db: services.database.db,
       addresses: services.material,
       chains: services.chains,
       config: cfg,
       getPublicKeyPem: () => services.material.publicKeyPem(),
+      assetCache: new AssetStateCache(services.database.db),
     }),
     log: (msg, err) => logger.error({ err: describeError(err) }, msg),
   });

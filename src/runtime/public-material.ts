@@ -1,18 +1,23 @@
 import { deriveAddressIn } from '../chains/addresses';
 import type { ChainRuntimeConfig, ChainMode } from '../chains/config';
 import type { HdSeed } from '../chains/keys';
-import { exportPublicKeys, hasPublicDerivation, watchOnlyAddressIn, type PublicKeys } from '../chains/watch-only';
+import { exportPublicKeys, hasPublicDerivation, type PublicKeys } from '../chains/watch-only';
 import type { Db } from '../db/client';
-import { CALLBACK_PUBLIC_KEY, XPUBS_KEY, addToPool, poolFree, publish, readPublished, takeFromPool, type Tx } from '../db/queries/public-material';
+import type { AddressSource } from '../db/queries/create-config';
+import { CALLBACK_PUBLIC_KEY, XPUBS_KEY, addToPool, poolFree, publish, readPublished } from '../db/queries/public-material';
 import { NETWORKS } from '../domain/assets';
 import { addressPoolFree } from '../observability/metrics';
+import { DerivedAddressSupply, derivedSource, xpubDeriver } from './derived-addresses';
 
-/** How a new configuration of a network gets its address_in: derived from an xpub, or taken from the pool. */
-export type AddressAllocation = ((index: bigint) => string) | { allocate: (tx: Tx) => Promise<{ index: bigint; address: string }> };
+/** Where a new configuration of a network takes its address_in, and (xpub networks) who keeps those stocked. */
+export interface DepositAddresses {
+  from: AddressSource;
+  supply?: DerivedAddressSupply;
+}
 
 /** The API's view of deposit addresses and the callback key: public material read from the database. */
 export interface PublicMaterial {
-  allocation(networkId: string, mode: ChainMode): Promise<AddressAllocation>;
+  depositAddresses(networkId: string, mode: ChainMode): Promise<DepositAddresses>;
   /** The callback signer's public key as the worker last published it (read live). */
   publicKeyPem(): Promise<string | undefined>;
 }
@@ -34,11 +39,18 @@ export function publicMaterialFrom(db: Db): PublicMaterial {
     cached = { keys: JSON.parse(raw) as PublicKeys, at: Date.now() };
     return cached.keys;
   };
+  // One supply per xpub source, for the life of the process (a new seed is a new source).
+  const supplies = new Map<string, DerivedAddressSupply>();
   return {
-    async allocation(networkId, mode) {
-      if (!hasPublicDerivation(networkId)) return { allocate: (tx) => takeFromPool(tx, networkId) };
+    async depositAddresses(networkId, mode) {
+      if (!hasPublicDerivation(networkId)) return { from: { kind: 'pool', network: networkId } };
       const k = await keys();
-      return (index) => watchOnlyAddressIn(k, networkId, mode, index);
+      const xpub = k.xpubs[networkId];
+      if (!xpub) throw new Error(`no public key published for ${networkId}`);
+      const source = derivedSource(xpub, networkId, mode);
+      let supply = supplies.get(source);
+      if (!supply) supplies.set(source, (supply = new DerivedAddressSupply(db, source, NETWORKS[networkId].addressFamily, xpubDeriver(k, networkId, mode))));
+      return { from: { kind: 'derived', source }, supply };
     },
     publicKeyPem: () => readPublished(db, CALLBACK_PUBLIC_KEY),
   };

@@ -125,6 +125,42 @@ export async function paymentsWithAttempts(
   return rows.map((payment) => ({ payment, attempts: byPayment.get(payment.uuid) ?? [] }));
 }
 
+/** One statement, prepared once per database handle: a configuration with its payments of one ticker and their attempts. */
+function logsStatement(db: Db) {
+  return db
+    .select({ config: paymentConfigs, payment: payments, attempt: deliveryAttempts })
+    .from(paymentConfigs)
+    .leftJoin(payments, and(eq(payments.configId, paymentConfigs.id), eq(payments.ticker, sql.placeholder('ticker'))))
+    .leftJoin(deliveryAttempts, eq(deliveryAttempts.paymentUuid, payments.uuid))
+    .where(eq(paymentConfigs.callbackUrl, sql.placeholder('callback')))
+    .orderBy(asc(payments.createdAt), asc(payments.uuid), asc(deliveryAttempts.createdAt), asc(deliveryAttempts.id))
+    .prepare('gateway_logs_of_callback');
+}
+const logsStatements = new WeakMap<Db, ReturnType<typeof logsStatement>>();
+
+/**
+ * The configuration of a callback URL with its payments of `ticker` (oldest first), each with its delivery
+ * attempts in order: what GET /logs shows, in one round trip. undefined when no configuration has the URL.
+ */
+export async function configWithPayments(
+  db: Db,
+  callbackUrl: string,
+  ticker: string,
+): Promise<{ config: PaymentConfigRow; payments: Array<{ payment: PaymentRowForLogs; attempts: DeliveryAttemptRow[] }> } | undefined> {
+  let statement = logsStatements.get(db);
+  if (!statement) logsStatements.set(db, (statement = logsStatement(db)));
+  const rows = await statement.execute({ callback: callbackUrl, ticker });
+  if (rows.length === 0) return undefined;
+  const out: Array<{ payment: PaymentRowForLogs; attempts: DeliveryAttemptRow[] }> = [];
+  for (const { payment, attempt } of rows) {
+    if (!payment) continue;
+    let last = out[out.length - 1];
+    if (last?.payment.uuid !== payment.uuid) out.push((last = { payment, attempts: [] }));
+    if (attempt) last.attempts.push(attempt);
+  }
+  return { config: rows[0].config, payments: out };
+}
+
 /** Records that the configuration takes deposits of `ticker` (idempotent). */
 export async function acceptTicker(db: Db, configId: string, ticker: string): Promise<void> {
   await db.insert(configTickers).values({ configId, ticker }).onConflictDoNothing();

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
+import { and, count, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { addressPool, derivationCounters, publicMaterial } from '../schema';
 
@@ -45,31 +45,13 @@ export async function addToPool(db: Db, network: string, family: string, n: numb
   });
 }
 
-/** Raised when a network's pool is dry: the create answers 1501 and a metric counts it; nothing waits. */
+/**
+ * Raised when a network's pool is dry: the create answers 1501 and a metric counts it; nothing waits. (A create
+ * takes the lowest free pool address inside its own statement: src/db/queries/create-config.ts.)
+ */
 export class AddressPoolEmptyError extends Error {
   constructor(readonly network: string) {
     super(`no pre-derived ${network} deposit address is free; the worker refills the pool`);
     this.name = 'AddressPoolEmptyError';
   }
-}
-
-/**
- * Takes the lowest free pool address inside the caller's transaction (SKIP LOCKED: concurrent creates
- * never wait on each other); a rollback gives it back.
- */
-export async function takeFromPool(tx: Tx, network: string): Promise<{ index: bigint; address: string }> {
-  const free = tx
-    .select({ index: addressPool.derivationIndex })
-    .from(addressPool)
-    .where(and(eq(addressPool.network, network), isNull(addressPool.takenAt)))
-    .orderBy(asc(addressPool.derivationIndex))
-    .limit(1)
-    .for('update', { skipLocked: true });
-  const [row] = await tx
-    .update(addressPool)
-    .set({ takenAt: sql`now()` })
-    .where(and(eq(addressPool.network, network), sql`${addressPool.derivationIndex} = (${free})`))
-    .returning({ index: addressPool.derivationIndex, address: addressPool.address });
-  if (!row) throw new AddressPoolEmptyError(network);
-  return row;
 }

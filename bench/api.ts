@@ -1,0 +1,169 @@
+/**
+ * Public API throughput against its ceiling, measured side by side in one run on real PostgreSQL:
+ * the production API process (src/entry/api.ts) and bare Express (bench/api-bare.ts: the same bytes for
+ * the reads, one `pg` insert per create), both loaded by autocannon in turn.
+ *
+ *   DATABASE_URL=postgres://… npm run bench -- api.ts
+ *   (BENCH_SECONDS per measurement, default 10; BENCH_ROUNDS, default 2; BENCH_ONLY=catalog,create to pick;
+ *    BENCH_PROFILE=<dir> to have the API process write a CPU profile (node --cpu-prof) there)
+ *
+ * Prints per scenario and round: requests per second of both, the ratio gateway / bare, p50 and p99 of
+ * both, and errors (connection errors, timeouts, non-2xx). A throw-away database is created and dropped.
+ * The machine may be shared: only the ratios of one run mean something, and rounds show their spread.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { Client } from 'pg';
+import { benchChainEnv, benchDatabase, freePort, merchantEthAddress, seedLogs, startChild, type Child } from './api-setup';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+
+interface Scenario {
+  name: string;
+  connections: number;
+  request: (base: string) => autocannon.Options;
+}
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  ok: number;
+}
+
+const ADDRESS_OUT = merchantEthAddress();
+const LOGS_CALLBACK = 'https://shop.example/bench/logs?order=1';
+let createSerial = 0;
+
+/** A JSON create with a callback URL no request used before (a new configuration every time). */
+const createRequest = (base: string): autocannon.Options => ({
+  url: base,
+  requests: [
+    {
+      method: 'POST',
+      path: '/api/eth/create',
+      headers: { 'content-type': 'application/json' },
+      setupRequest: (req) => ({
+        ...req,
+        body: JSON.stringify({ callback_url: `https://shop.example/bench/${process.pid}/${++createSerial}`, address_out: ADDRESS_OUT, post: 1, json: 1 }),
+      }),
+    },
+  ],
+});
+
+const SCENARIOS: Scenario[] = [
+  { name: 'catalog', connections: 64, request: (base) => ({ url: `${base}/api/cryptocurrencies` }) },
+  { name: 'info', connections: 64, request: (base) => ({ url: `${base}/api/eth/info` }) },
+  { name: 'logs', connections: 64, request: (base) => ({ url: `${base}/api/eth/logs?callback=${encodeURIComponent(LOGS_CALLBACK)}` }) },
+  { name: 'create', connections: 32, request: createRequest },
+  { name: 'create', connections: 64, request: createRequest },
+];
+
+async function load(opts: autocannon.Options, connections: number, seconds: number): Promise<Figures> {
+  const r = await autocannon({ ...opts, connections, duration: seconds, timeout: 10 });
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.timeouts + r.non2xx,
+    ok: r['2xx'],
+  };
+}
+
+/** The production API process as compose runs it (LOG_LEVEL info, JSON lines on stdout), minus secrets it refuses anyway. */
+function apiEnv(dbUrl: string, port: number): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...benchChainEnv(), DATABASE_URL: dbUrl, TEMPORAL_ADDRESS: '127.0.0.1:1', PORT: String(port), HOST: '127.0.0.1', PRICE_SOURCE: 'none' };
+  for (const k of ['METRICS_PORT', 'LOG_LEVEL', 'GATEWAY_MNEMONIC', 'GATEWAY_MNEMONIC_FILE', 'SIGNING_KEY_PEM', 'SIGNING_KEY_FILE', 'PRICE_SOURCE_URL']) delete env[k];
+  return env;
+}
+
+const fmt = (n: number, w: number, d = 0) => n.toFixed(d).padStart(w);
+
+async function main(): Promise<void> {
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error('DATABASE_URL must name a PostgreSQL server');
+  const only = process.env.BENCH_ONLY?.split(',');
+  const scenarios = SCENARIOS.filter((s) => !only || only.includes(s.name));
+  const db = await benchDatabase(url);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-bench-api-'));
+  const children: Child[] = [];
+  try {
+    const apiPort = await freePort();
+    const barePort = await freePort();
+    const apiBase = `http://127.0.0.1:${apiPort}`;
+    const bareBase = `http://127.0.0.1:${barePort}`;
+    const up = (base: string) => async () => (await fetch(`${base}/api/health`)).status === 200;
+    children.push(
+      await startChild(
+        'API',
+        'src/entry/api.ts',
+        apiEnv(db.url, apiPort),
+        path.join(dir, 'api.log'),
+        up(apiBase),
+        // BENCH_PROFILE=<dir>: the API process writes a CPU profile there when it stops.
+        process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_PROFILE)}`] : [],
+      ),
+    );
+    // The logs scenario reads one configuration with five payments of two delivery attempts each.
+    const made = await fetch(`${apiBase}/api/eth/create`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ callback_url: LOGS_CALLBACK, address_out: ADDRESS_OUT, post: 1, json: 1 }),
+    });
+    if (made.status !== 200) throw new Error(`create for the logs scenario answered ${made.status}: ${await made.text()}`);
+    await seedLogs(db.url, LOGS_CALLBACK, 5, 2);
+    const bodies = {
+      catalog: await (await fetch(`${apiBase}/api/cryptocurrencies`)).text(),
+      info: await (await fetch(`${apiBase}/api/eth/info`)).text(),
+      logs: await (await fetch(`${apiBase}/api/eth/logs?callback=${encodeURIComponent(LOGS_CALLBACK)}`)).text(),
+    };
+    fs.writeFileSync(path.join(dir, 'bodies.json'), JSON.stringify(bodies));
+    children.push(
+      await startChild('bare', 'bench/api-bare.ts', { ...process.env, DATABASE_URL: db.url, BARE_PORT: String(barePort), BARE_BODIES: path.join(dir, 'bodies.json') }, path.join(dir, 'bare.log'), async () =>
+        (await fetch(`${bareBase}/api/cryptocurrencies`)).status === 200,
+      ),
+    );
+
+    console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(`body bytes: catalog ${bodies.catalog.length}, info ${bodies.info.length}, logs ${bodies.logs.length}; ${SECONDS} s per measurement, ${ROUNDS} round(s)`);
+    // Warm-up: JIT, pools and caches of both servers.
+    for (const s of scenarios) for (const base of [bareBase, apiBase]) await load(s.request(base), s.connections, 2);
+
+    console.log('scenario      conns | gateway req/s  p50  p99 err | bare req/s  p50  p99 err | ratio');
+    const ratios = new Map<string, number[]>();
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const s of scenarios) {
+        const bare = await load(s.request(bareBase), s.connections, SECONDS);
+        const gw = await load(s.request(apiBase), s.connections, SECONDS);
+        const ratio = gw.rps / bare.rps;
+        const key = `${s.name}@${s.connections}`;
+        ratios.set(key, [...(ratios.get(key) ?? []), ratio]);
+        console.log(
+          `${`${s.name} r${round}`.padEnd(13)} ${fmt(s.connections, 5)} | ${fmt(gw.rps, 13)} ${fmt(gw.p50, 4)} ${fmt(gw.p99, 4)} ${fmt(gw.errors, 3)} | ` +
+            `${fmt(bare.rps, 10)} ${fmt(bare.p50, 4)} ${fmt(bare.p99, 4)} ${fmt(bare.errors, 3)} | ${fmt(ratio * 100, 4)} %`,
+        );
+      }
+    }
+    console.log('ratio gateway / bare per scenario (each round): ' + [...ratios].map(([k, v]) => `${k} ${v.map((r) => `${(r * 100).toFixed(0)} %`).join(', ')}`).join('; '));
+    // Every create answered 200 made one configuration with its own deposit address.
+    const c = new Client({ connectionString: db.url });
+    await c.connect();
+    const { rows } = await c.query<{ n: string; distinct_in: string }>('SELECT count(*) AS n, count(DISTINCT address_in) AS distinct_in FROM payment_configs');
+    await c.end();
+    console.log(`configurations: ${rows[0].n}, distinct address_in: ${rows[0].distinct_in}`);
+    if (rows[0].n !== rows[0].distinct_in) throw new Error('two configurations share a deposit address');
+  } finally {
+    for (const c of children.reverse()) await c.stop();
+    await db.drop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,148 @@
+import { sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../client';
+import type { NewPaymentConfig } from './configs';
+import { AddressPoolEmptyError } from './public-material';
+
+/**
+ * SPEC 4.6 create in two round trips: one read (the callback's existing configuration, and whether
+ * address_out is one of our deposit addresses), then, for a new callback, one statement that advances the
+ * family's counter, takes that index's address and inserts the configuration and its ticker. As one
+ * statement it is one transaction: the counter's row lock is held only inside the server, never across
+ * a round trip to the API, and any failure (the callback created meanwhile, no address for the index)
+ * rolls the counter step back, so no index is ever skipped.
+ */
+
+/** Where a new configuration's address_in comes from. */
+export type AddressSource =
+  /** derived_addresses rows of an xpub (src/runtime/derived-addresses.ts), at the counter's index. */
+  | { kind: 'derived'; source: string }
+  /** The pre-derived pool of a network without public derivation (Solana), the lowest free address. */
+  | { kind: 'pool'; network: string };
+
+/** The fields of a configuration that create answers with. */
+export interface CreatedConfig {
+  id: string;
+  callbackUrl: string;
+  ticker: string;
+  family: string;
+  addressIn: string;
+  addressOut: string;
+  derivationIndex: bigint;
+  priority: string;
+  minimumTransactionBase: string | null;
+}
+
+/** The derived address of the counter's index was not stored yet: store more, then try again. */
+export class DerivedAddressMissingError extends Error {
+  constructor(readonly source: string) {
+    super(`no derived address stored for the next index of ${source}`);
+    this.name = 'DerivedAddressMissingError';
+  }
+}
+
+interface ConfigRow {
+  id: string;
+  callback_url: string;
+  ticker: string;
+  family: string;
+  address_in: string;
+  address_out: string;
+  derivation_index: string | bigint;
+  priority: string;
+  minimum_transaction_base: string | null;
+}
+
+const RETURNED = sql.raw('id, callback_url, ticker, family, address_in, address_out, derivation_index, priority, minimum_transaction_base::text AS minimum_transaction_base');
+
+/** Rows of a raw query, from node-postgres and PGlite alike. */
+function rowsOf<T>(result: unknown): T[] {
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
+}
+
+const toConfig = (r: ConfigRow): CreatedConfig => ({
+  id: r.id,
+  callbackUrl: r.callback_url,
+  ticker: r.ticker,
+  family: r.family,
+  addressIn: r.address_in,
+  addressOut: r.address_out,
+  derivationIndex: BigInt(String(r.derivation_index)),
+  priority: r.priority,
+  minimumTransactionBase: r.minimum_transaction_base,
+});
+
+/**
+ * The configuration of `callbackUrl` if one exists, and whether `addressOut` (canonical; undefined skips
+ * the check) is the address_in of a configuration of `family`: one read.
+ */
+export async function createLookup(
+  db: Db,
+  callbackUrl: string | undefined,
+  family: string,
+  addressOut: string | undefined,
+): Promise<{ existing: CreatedConfig | undefined; outIsDeposit: boolean }> {
+  const result = await db.execute(sql`
+    SELECT EXISTS (SELECT 1 FROM payment_configs WHERE family = ${family} AND address_in = ${addressOut ?? null}::text) AS out_is_deposit, c.*
+    FROM (SELECT 1) AS one
+    LEFT JOIN (SELECT ${RETURNED} FROM payment_configs WHERE callback_url = ${callbackUrl ?? null}::text) AS c ON true`);
+  const [row] = rowsOf<ConfigRow & { out_is_deposit: boolean }>(result);
+  return { existing: row.id ? toConfig(row) : undefined, outIsDeposit: row.out_is_deposit === true };
+}
+
+/** The (derivation_index, address) row the new configuration takes. */
+function addressRow(input: NewPaymentConfig, from: AddressSource): SQL {
+  if (from.kind === 'derived') {
+    return sql`
+      idx AS (
+        INSERT INTO derivation_counters AS c (family, next_index) VALUES (${input.family}, 1)
+        ON CONFLICT (family) DO UPDATE SET next_index = c.next_index + 1
+        RETURNING c.next_index - 1 AS i),
+      addr AS (
+        SELECT idx.i AS derivation_index,
+               (SELECT d.address FROM derived_addresses d WHERE d.source = ${from.source} AND d.derivation_index = idx.i) AS address
+        FROM idx)`;
+  }
+  // SKIP LOCKED: concurrent creates never wait on each other; a rollback gives the address back.
+  return sql`
+    free AS (
+      SELECT derivation_index FROM address_pool WHERE network = ${from.network} AND taken_at IS NULL
+      ORDER BY derivation_index LIMIT 1 FOR UPDATE SKIP LOCKED),
+    taken AS (
+      UPDATE address_pool p SET taken_at = now() FROM free
+      WHERE p.network = ${from.network} AND p.derivation_index = free.derivation_index
+      RETURNING p.derivation_index, p.address),
+    addr AS (SELECT (SELECT derivation_index FROM taken) AS derivation_index, (SELECT address FROM taken) AS address)`;
+}
+
+const codeOf = (e: unknown): { code?: string; constraint?: string; column?: string } => {
+  const err = e as { code?: string; cause?: unknown };
+  return typeof err?.code === 'string' ? (err as object) : err?.cause ? codeOf(err.cause) : {};
+};
+
+/**
+ * Inserts a new configuration with the next address of `from` and records its ticker, in one statement.
+ * undefined when another create stored the same callback URL first (the caller reads that one).
+ */
+export async function insertConfig(db: Db, input: NewPaymentConfig, from: AddressSource): Promise<CreatedConfig | undefined> {
+  try {
+    const result = await db.execute(sql`
+      WITH ${addressRow(input, from)},
+      cfg AS (
+        INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending,
+          notify_confirmations, post, json, convert, priority, minimum_transaction_base)
+        SELECT ${input.callbackUrl}::text, ${input.ticker}::text, ${input.family}::text, addr.address, ${input.addressOut}::text,
+          addr.derivation_index, ${input.notifyPending}::boolean, ${input.notifyConfirmations}::integer, ${input.post}::smallint,
+          ${input.json}::smallint, ${input.convert}::smallint, ${input.priority}::text, ${input.minimumTransactionBase.toString()}::numeric
+        FROM addr
+        RETURNING ${RETURNED}),
+      ticker AS (INSERT INTO config_tickers (config_id, ticker) SELECT id, ticker FROM cfg)
+      SELECT * FROM cfg`);
+    return toConfig(rowsOf<ConfigRow>(result)[0]);
+  } catch (e) {
+    const { code, constraint } = codeOf(e);
+    if (code === '23505' && constraint === 'payment_configs_callback_url_uq') return undefined;
+    // NOT NULL: the index had no stored address, or the pool had none free.
+    if (code === '23502') throw from.kind === 'derived' ? new DerivedAddressMissingError(from.source) : new AddressPoolEmptyError(from.network);
+    throw e;
+  }
+}

@@ -1,0 +1,111 @@
+import { createHash } from 'node:crypto';
+import { setImmediate as yieldToRequests } from 'node:timers/promises';
+import { BIP32Factory } from 'bip32';
+import { computeAddress } from 'ethers';
+import * as ecc from 'tiny-secp256k1';
+import { sql } from 'drizzle-orm';
+import type { ChainMode } from '../chains/config';
+import { utxoAddressOfPubkey } from '../chains/utxo/address';
+import { utxoNetwork } from '../chains/utxo/networks';
+import type { PublicKeys } from '../chains/watch-only';
+import type { Db } from '../db/client';
+import { derivedAddresses } from '../db/schema';
+import { NETWORKS } from '../domain/assets';
+
+const bip32 = BIP32Factory(ecc);
+
+/**
+ * address_in of index i from the account xpub, the same as watchOnlyAddressIn (test/security checks every
+ * network and mode against it), with the external-chain node (…/0) parsed and derived once instead of per
+ * address, and the EVM public key decompressed by tiny-secp256k1 before ethers hashes it.
+ */
+export function xpubDeriver(keys: PublicKeys, networkId: string, mode: ChainMode): (index: bigint) => string {
+  const xpub = keys.xpubs[networkId];
+  if (!xpub) throw new Error(`no public key published for ${networkId}`);
+  const external = bip32.fromBase58(xpub).derive(0);
+  const evm = NETWORKS[networkId].family === 'evm';
+  const network = evm ? undefined : utxoNetwork(networkId, mode);
+  return (index) => {
+    if (index < 0n || index >= 2n ** 31n) throw new RangeError(`derivation index out of range: ${index}`);
+    const publicKey = Uint8Array.from(external.derive(Number(index)).publicKey);
+    if (evm) return computeAddress(`0x${Buffer.from(ecc.pointCompress(publicKey, false)).toString('hex')}`);
+    return utxoAddressOfPubkey(network!, publicKey);
+  };
+}
+
+/** The derived_addresses source of a network's xpub in one chain mode. */
+export function derivedSource(xpub: string, networkId: string, mode: ChainMode): string {
+  return `${networkId}:${mode}:${createHash('sha256').update(xpub).digest('hex').slice(0, 32)}`;
+}
+
+/** Addresses derived per chunk; the event loop serves requests between chunks. */
+const CHUNK = 64;
+/** How far ahead of the last index handed out the addresses are kept. */
+const AHEAD = 1024;
+/** How many a create that found none waits for (more than the creates one process has in flight). */
+const NOW = 256;
+
+/**
+ * The derived_addresses rows of one source, kept ahead of the family's derivation counter. Invariant: every
+ * index from the counter up to the largest stored one is present (fills run upwards from there). Any
+ * number of API processes may fill at once (ON CONFLICT DO NOTHING); a row is only ever the derivation of
+ * its index from its source's xpub, so a miss can delay a create, never give it a wrong address.
+ */
+export class DerivedAddressSupply {
+  /** Every index in [counter, ready) is stored; undefined until read. */
+  private ready: bigint | undefined;
+  private filling: Promise<void> | undefined;
+  private refilling: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    readonly source: string,
+    private readonly family: string,
+    private readonly derive: (index: bigint) => string,
+  ) {}
+
+  /** After a create took `index`: keeps AHEAD addresses in stock, filling in the background. */
+  noteTaken(index: bigint): void {
+    if (this.ready === undefined || index + 1n > this.ready) this.ready = index + 1n;
+    if (!this.filling && this.ready - index < AHEAD / 2) {
+      this.filling = this.fill(this.ready, index + BigInt(AHEAD))
+        .catch(() => undefined)
+        .finally(() => (this.filling = undefined));
+    }
+  }
+
+  /**
+   * A create found no address for its index: stores enough from the counter on for the creates in flight,
+   * then the rest of the stock in the background. Concurrent callers share one refill.
+   */
+  refill(): Promise<void> {
+    this.refilling ??= this.refillNow().finally(() => (this.refilling = undefined));
+    return this.refilling;
+  }
+
+  private async refillNow(): Promise<void> {
+    await this.filling;
+    const result = await this.db.execute(sql`
+      SELECT (SELECT next_index FROM derivation_counters WHERE family = ${this.family}) AS counter,
+             (SELECT max(derivation_index) FROM derived_addresses WHERE source = ${this.source}) AS stored`);
+    // node-postgres and PGlite shape raw results differently.
+    const row = (Array.isArray(result) ? result[0] : (result as { rows: unknown[] }).rows[0]) as { counter: unknown; stored: unknown };
+    const counter = row.counter === null ? 0n : BigInt(String(row.counter));
+    const stored = row.stored === null ? -1n : BigInt(String(row.stored));
+    const from = stored + 1n > counter ? stored + 1n : counter;
+    this.ready = from;
+    await this.fill(from, counter + BigInt(NOW));
+    this.noteTaken(counter);
+  }
+
+  private async fill(from: bigint, to: bigint): Promise<void> {
+    for (let start = from; start < to; start += BigInt(CHUNK)) {
+      const rows = [];
+      for (let i = start; i < start + BigInt(CHUNK) && i < to; i++) rows.push({ source: this.source, derivationIndex: i, address: this.derive(i) });
+      await this.db.insert(derivedAddresses).values(rows).onConflictDoNothing();
+      const end = rows[rows.length - 1].derivationIndex + 1n;
+      if (this.ready === undefined || end > this.ready) this.ready = end;
+      await yieldToRequests();
+    }
+  }
+}

@@ -1,0 +1,84 @@
+import * as bip39 from 'bip39';
+import { sql } from 'drizzle-orm';
+import { deriveAddressIn } from '../../src/chains/addresses';
+import type { ChainMode } from '../../src/chains/config';
+import { HdSeed } from '../../src/chains/keys';
+import { exportPublicKeys, watchOnlyAddressIn } from '../../src/chains/watch-only';
+import { NETWORKS } from '../../src/domain/assets';
+import { DerivedAddressSupply, derivedSource, xpubDeriver } from '../../src/runtime/derived-addresses';
+import { publicMaterialFrom } from '../../src/runtime/public-material';
+import { TEST_MNEMONIC, callCreate, merchantAddress, queryRows, startApi, type TestApi } from '../api/helpers';
+
+/**
+ * The API stores addresses derived from the xpubs ahead of its creates (src/runtime/derived-addresses.ts):
+ * each must be the worker's address at its index, a seed or chain mode never reads another's, and a create
+ * whose index has no stored address yet stores it and goes on without skipping an index.
+ */
+const seed = HdSeed.fromMnemonic(bip39.generateMnemonic(256));
+const keys = exportPublicKeys(seed);
+const bip32Networks = Object.keys(NETWORKS).filter((n) => NETWORKS[n].family !== 'sol');
+const MODES: ChainMode[] = ['mainnet', 'testnet', 'regtest'];
+
+describe('xpubDeriver', () => {
+  it.each(bip32Networks.flatMap((n) => MODES.map((m) => [n, m] as const)))('%s %s: equals the worker\'s and watchOnlyAddressIn', (network, mode) => {
+    const derive = xpubDeriver(keys, network, mode);
+    for (const i of [0n, 1n, 2n, 77n, 1000n, 65_535n, 2n ** 31n - 1n]) {
+      expect(derive(i)).toBe(deriveAddressIn(seed, network, mode, i));
+      expect(derive(i)).toBe(watchOnlyAddressIn(keys, network, mode, i));
+    }
+    expect(() => derive(2n ** 31n)).toThrow(RangeError);
+  });
+
+  it('a source names network, mode and xpub', () => {
+    const other = exportPublicKeys(HdSeed.fromMnemonic(bip39.generateMnemonic(256)));
+    const a = derivedSource(keys.xpubs.bitcoin, 'bitcoin', 'mainnet');
+    expect(new Set([a, derivedSource(keys.xpubs.bitcoin, 'bitcoin', 'testnet'), derivedSource(other.xpubs.bitcoin, 'bitcoin', 'mainnet')]).size).toBe(3);
+  });
+});
+
+describe('stored derived addresses', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startApi();
+  });
+  afterAll(() => api.close());
+
+  it('a create with no stored address stores them from the counter on; every stored one is the worker\'s', async () => {
+    const test = HdSeed.fromMnemonic(TEST_MNEMONIC);
+    // An existing deployment: the counter is far ahead and nothing was derived ahead yet.
+    await api.db.execute(sql`INSERT INTO derivation_counters (family, next_index) VALUES ('ltc', 5000) ON CONFLICT (family) DO UPDATE SET next_index = 5000`);
+    const r = await callCreate(api, '/api/ltc/create', 'POST JSON', { callback_url: 'https://shop.example/derived/1', address_out: merchantAddress('litecoin') });
+    expect(r.status).toBe(200);
+    expect(r.body.address_in).toBe(deriveAddressIn(test, 'litecoin', 'mainnet', 5000n));
+    const stored = await queryRows<{ derivation_index: string; address: string }>(
+      api.db,
+      sql`SELECT derivation_index, address FROM derived_addresses WHERE source LIKE 'litecoin:mainnet:%' ORDER BY derivation_index`,
+    );
+    // From the counter, not from 0; and ahead of it.
+    expect(BigInt(stored[0].derivation_index)).toBe(5000n);
+    expect(stored.length).toBeGreaterThan(100);
+    for (const row of stored.filter((_, k) => k % 37 === 0)) {
+      expect(row.address).toBe(deriveAddressIn(test, 'litecoin', 'mainnet', BigInt(row.derivation_index)));
+    }
+    const next = await callCreate(api, '/api/ltc/create', 'POST JSON', { callback_url: 'https://shop.example/derived/2', address_out: merchantAddress('litecoin') });
+    expect(next.body.address_in).toBe(deriveAddressIn(test, 'litecoin', 'mainnet', 5001n));
+    const counter = await queryRows<{ next_index: string }>(api.db, sql`SELECT next_index FROM derivation_counters WHERE family = 'ltc'`);
+    expect(String(counter[0].next_index)).toBe('5002');
+  });
+
+  it('a refill after the stock is gone goes on at the counter, any number of processes at once', async () => {
+    const material = publicMaterialFrom(api.db);
+    const { supply } = await material.depositAddresses('bitcoin', 'mainnet');
+    const published = exportPublicKeys(HdSeed.fromMnemonic(TEST_MNEMONIC));
+    const second = new DerivedAddressSupply(api.db, supply!.source, 'btc', xpubDeriver(published, 'bitcoin', 'mainnet'));
+    await api.db.execute(sql`INSERT INTO derivation_counters (family, next_index) VALUES ('btc', 42) ON CONFLICT (family) DO UPDATE SET next_index = 42`);
+    await Promise.all([supply!.refill(), supply!.refill(), second.refill()]);
+    const [row] = await queryRows<{ lo: string; n: string }>(
+      api.db,
+      sql`SELECT min(derivation_index) AS lo, count(*) AS n FROM derived_addresses WHERE source = ${supply!.source}`,
+    );
+    expect(BigInt(row.lo)).toBe(42n);
+    expect(Number(row.n)).toBeGreaterThanOrEqual(256);
+    expect(api.logged).toEqual([]);
+  });
+});
