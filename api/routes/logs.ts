@@ -82,7 +82,18 @@ function attemptRecord(a: DeliveryAttemptRow): z.infer<typeof DeliveryAttempt> {
   };
 }
 
-function paymentRecord(v: AssetView, p: PaymentRowForLogs, attempts: DeliveryAttemptRow[]): z.infer<typeof PaymentRecord> {
+/**
+ * Confirmations of the incoming deposit (SPEC 2.4). While it waits for finality the workflow reads the
+ * chain only when the watcher tells it to, so the stored count can lag: the watcher's newest block
+ * (its cursor) gives the live count of a mined deposit, never less than what was stored.
+ */
+export function liveConfirmations(p: PaymentRowForLogs, tip: bigint | null, sol: boolean): number {
+  if (sol) return Math.min(1, Math.max(0, p.confirmations));
+  if (p.result !== 'pending' || p.blockNumber === null || tip === null || tip < p.blockNumber) return Math.max(0, p.confirmations);
+  return Math.max(p.confirmations, Number(tip - p.blockNumber + 1n));
+}
+
+function paymentRecord(v: AssetView, p: PaymentRowForLogs, attempts: DeliveryAttemptRow[], tip: bigint | null): z.infer<typeof PaymentRecord> {
   const d = v.asset.decimals;
   const sol = v.network.family === 'sol';
   return {
@@ -93,7 +104,7 @@ function paymentRecord(v: AssetView, p: PaymentRowForLogs, attempts: DeliveryAtt
     value_coin: formatUnits(BigInt(p.valueBase), d),
     value_forwarded_coin: formatUnits(BigInt(p.forwardedBase), d),
     // The sol family exposes finality only: 0 or 1, never a slot distance.
-    confirmations: sol ? Math.min(1, Math.max(0, p.confirmations)) : Math.max(0, p.confirmations),
+    confirmations: liveConfirmations(p, tip, sol),
     last_update: iso(p.lastUpdate),
     result: p.result as z.infer<typeof PaymentRecord>['result'],
     fee_percent: p.feePercent,
@@ -124,7 +135,7 @@ export function logsRoutes(deps: PublicDeps): Router {
       notify_pending: config.notifyPending,
       notify_confirmations: config.notifyConfirmations,
       priority: config.priority as z.infer<typeof LogsResponse>['priority'],
-      callbacks: rows.map(({ payment, attempts }) => paymentRecord(v, payment, attempts)),
+      callbacks: rows.map(({ payment, attempts, tip }) => paymentRecord(v, payment, attempts, tip)),
     };
     res.json(body);
   });

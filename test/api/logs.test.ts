@@ -116,6 +116,23 @@ it('sol family: no vout, confirmations 0 or 1 only, 6-decimal token amounts, pay
   expect(native.body.notify_confirmations).toBe(1);
 });
 
+it('a mined deposit waiting for finality shows its live confirmations: the watcher\'s newest block, never less than stored', async () => {
+  const cb = 'https://shop.example/logs-live';
+  await callCreate(api, '/api/btc/create', 'POST JSON', { callback_url: cb, address_out: merchantAddress('bitcoin'), confirmations: 6 });
+  const config = (await api.db.query.paymentConfigs.findMany()).find((r) => r.callbackUrl === cb)!.id;
+  await api.db.insert(payments).values([
+    { configId: config, ticker: 'btc', network: 'bitcoin', depositKey: 'deposit:bitcoin:live:0', txidIn: 'dd'.repeat(32), vout: 0, valueBase: '1',
+      blockNumber: 100n, confirmations: 1, result: 'pending', createdAt: new Date('2026-01-01T00:00:00Z') },
+    // Past finality the stored count stands (it is what the snapshot carries).
+    { configId: config, ticker: 'btc', network: 'bitcoin', depositKey: 'deposit:bitcoin:live:1', txidIn: 'ee'.repeat(32), vout: 1, valueBase: '1',
+      blockNumber: 90n, confirmations: 6, result: 'sent', createdAt: new Date('2026-01-02T00:00:00Z') },
+  ]);
+  await api.db.execute(sql`INSERT INTO chain_cursors (network, height, block_hash) VALUES ('bitcoin', 104, 'ff') ON CONFLICT (network) DO UPDATE SET height = 104`);
+  const r = await logsOf('btc', cb);
+  expect((r.body.callbacks as Array<{ confirmations: number }>).map((c) => c.confirmations)).toEqual([5, 6]);
+  await api.db.execute(sql`DELETE FROM chain_cursors WHERE network = 'bitcoin'`);
+});
+
 describe('errors', () => {
   it.each([
     ['an unknown callback', 'btc', 'https://shop.example/never'],

@@ -1,7 +1,7 @@
 import { asc, eq, inArray, and, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import type { Tx } from './public-material';
-import { configTickers, deliveryAttempts, derivationCounters, paymentConfigs, payments } from '../schema';
+import { chainCursors, configTickers, deliveryAttempts, derivationCounters, paymentConfigs, payments } from '../schema';
 
 export type PaymentConfigRow = typeof paymentConfigs.$inferSelect;
 export type PaymentRowForLogs = typeof payments.$inferSelect;
@@ -128,10 +128,11 @@ export async function paymentsWithAttempts(
 /** One statement, prepared once per database handle: a configuration with its payments of one ticker and their attempts. */
 function logsStatement(db: Db) {
   return db
-    .select({ config: paymentConfigs, payment: payments, attempt: deliveryAttempts })
+    .select({ config: paymentConfigs, payment: payments, attempt: deliveryAttempts, tip: chainCursors.height })
     .from(paymentConfigs)
     .leftJoin(payments, and(eq(payments.configId, paymentConfigs.id), eq(payments.ticker, sql.placeholder('ticker'))))
     .leftJoin(deliveryAttempts, eq(deliveryAttempts.paymentUuid, payments.uuid))
+    .leftJoin(chainCursors, eq(chainCursors.network, payments.network))
     .where(eq(paymentConfigs.callbackUrl, sql.placeholder('callback')))
     .orderBy(asc(payments.createdAt), asc(payments.uuid), asc(deliveryAttempts.createdAt), asc(deliveryAttempts.id))
     .prepare('gateway_logs_of_callback');
@@ -146,16 +147,16 @@ export async function configWithPayments(
   db: Db,
   callbackUrl: string,
   ticker: string,
-): Promise<{ config: PaymentConfigRow; payments: Array<{ payment: PaymentRowForLogs; attempts: DeliveryAttemptRow[] }> } | undefined> {
+): Promise<{ config: PaymentConfigRow; payments: Array<{ payment: PaymentRowForLogs; attempts: DeliveryAttemptRow[]; tip: bigint | null }> } | undefined> {
   let statement = logsStatements.get(db);
   if (!statement) logsStatements.set(db, (statement = logsStatement(db)));
   const rows = await statement.execute({ callback: callbackUrl, ticker });
   if (rows.length === 0) return undefined;
-  const out: Array<{ payment: PaymentRowForLogs; attempts: DeliveryAttemptRow[] }> = [];
-  for (const { payment, attempt } of rows) {
+  const out: Array<{ payment: PaymentRowForLogs; attempts: DeliveryAttemptRow[]; tip: bigint | null }> = [];
+  for (const { payment, attempt, tip } of rows) {
     if (!payment) continue;
     let last = out[out.length - 1];
-    if (last?.payment.uuid !== payment.uuid) out.push((last = { payment, attempts: [] }));
+    if (last?.payment.uuid !== payment.uuid) out.push((last = { payment, attempts: [], tip }));
     if (attempt) last.attempts.push(attempt);
   }
   return { config: rows[0].config, payments: out };
