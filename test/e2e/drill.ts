@@ -21,6 +21,12 @@ import { probeNodes, type NodeOutage } from './drill-health';
 import { createSupervisor } from './drill-procs';
 import { judge, type ConfirmedCallback, type DrillConfig, type DrillCounts, type LogRecord, type VerdictDetail } from './drill-verdict';
 
+
+/**
+ * surfpool 1.5.0's surfnet stops answering after about 1,050 slots, whatever its slot time (measured:
+ * ~200 s at 200 ms, ~410 s at 400 ms): 1.2 s slots keep a full-size drill (≈ 17 min) under that.
+ */
+const SURFNET_DRILL_SLOT_MS = 1200;
 /**
  * The money-integrity drill (STYLE habit 8): the production topology (one API process, two worker
  * processes, one PostgreSQL, one Temporal dev server) on local chains whose RPC reaches the gateway only
@@ -107,7 +113,7 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
     });
     stops.push(() => temporal.stop());
     const seed = HdSeed.loadOrCreate({ dataDir: dir });
-    const devnets: Devnets = await startDevnets(path.join(dir, 'devnet'), { seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: 200 });
+    const devnets: Devnets = await startDevnets(path.join(dir, 'devnet'), { seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: SURFNET_DRILL_SLOT_MS });
     stops.push(() => devnets.stop());
     const st = devnets.state;
     stage(`PostgreSQL :${pg.port}, Temporal ${temporal.address}, chains up`);
