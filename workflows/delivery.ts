@@ -1,4 +1,5 @@
-// Merchant callback delivery for one payment (SPEC 3, 6, 8): pending stage, confirmed stage, operator resends.
+// Merchant callback delivery of the earlier depositWorkflow type (SPEC 3, 6, 8), kept unchanged for the
+// deposits started before paymentWorkflow: pending stage, confirmed stage, operator resends.
 import type { Duration } from '@temporalio/common';
 import { condition, defineQuery, defineSignal, setHandler } from '@temporalio/workflow';
 import type { CallbackSnapshot } from '../src/callbacks/types';
@@ -19,8 +20,6 @@ export type { PendingDelivery, StageInput, StageOutcome, StageStatus } from './d
 
 /** Operator: re-deliver the stored confirmed snapshot once the six automatic attempts are spent. */
 export const resendSignal = defineSignal('resend');
-/** The lifecycle has reached the confirmed stage (standalone workflow only): carries the confirmed snapshot. */
-export const confirmedSignal = defineSignal<[CallbackSnapshot]>('confirmed');
 /** Live delivery state of both stages. */
 export const statusQuery = defineQuery<DeliveryStatus>('status');
 
@@ -110,40 +109,4 @@ export class PaymentDelivery {
     }
     return this.confirmedOutcome;
   }
-}
-
-export interface DeliveryWorkflowInput {
-  paymentUuid: string;
-  /** Pending snapshot: deliver the pending stage (pending=1 at create). */
-  pending?: CallbackSnapshot;
-  /** Confirmed snapshot now; otherwise the `confirmed` signal brings it (when awaitConfirmed is set). */
-  confirmed?: CallbackSnapshot;
-  awaitConfirmed?: boolean;
-  /** How long an undelivered confirmed stage keeps listening for `resend` (default 30 days). */
-  resendWindow?: Duration;
-}
-
-export interface DeliveryWorkflowResult {
-  pending: StageStatus;
-  confirmed: StageStatus;
-  delivered: boolean;
-}
-
-/** Standalone delivery of one payment's callbacks: what the deposit lifecycle embeds via PaymentDelivery. */
-export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<DeliveryWorkflowResult> {
-  const delivery = new PaymentDelivery(input.paymentUuid);
-  let confirmed = input.confirmed;
-  setHandler(confirmedSignal, (snapshot) => {
-    confirmed ??= snapshot;
-  });
-  if (input.pending) delivery.startPending(input.pending);
-  if (!confirmed && input.awaitConfirmed) await condition(() => confirmed !== undefined);
-  if (confirmed) {
-    await delivery.runConfirmed(confirmed);
-    if (!delivery.delivered) await delivery.serveResends(input.resendWindow ?? '30 days');
-  } else if (input.pending) {
-    // No confirmed stage coming in this run: let the pending stage finish.
-    await delivery.pendingSettled();
-  }
-  return { pending: delivery.status.pending, confirmed: delivery.status.confirmed, delivered: delivery.delivered };
 }

@@ -1,11 +1,16 @@
 import crypto from 'node:crypto';
-import path from 'node:path';
+import { eq } from 'drizzle-orm';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { loadSigner } from '../../src/callbacks/signer';
+import type { CallbackSnapshot } from '../../src/callbacks/types';
 import { verifyCallback } from '../../src/callbacks/verify';
-import type { DeliveryStatus, DeliveryWorkflowInput, DeliveryWorkflowResult } from '../../workflows/delivery';
+import { payments } from '../../src/db/schema';
+import { workflowsEntry } from '../../src/temporal/worker';
+import type { DepositStatus } from '../../workflows/deposit';
+import { chainSignal, resendUpdate } from '../../workflows/signals';
 import { createTestDatabase } from '../helpers/db';
 import { createTimeSkippingEnv } from '../helpers/temporal';
 import { btcSnapshot } from './fixtures/payload';
@@ -13,6 +18,11 @@ import { opensslVerifies, rebuiltCanonical } from './helpers/openssl';
 import { startReceiver, type Recorded, type Reply } from './helpers/receiver';
 import { attemptsOf, paymentOf, seedPayment } from './helpers/seed';
 
+/**
+ * The callback stages as production runs them: the payment workflow (workflows/payment.ts) with the real
+ * delivery activities against PostgreSQL and a real receiver, on the time-skipping server. The chain
+ * and forward activities are scripted: a deposit is final when the test says so (`confirm`).
+ */
 const MIN = 60_000;
 const taskQueue = 'callbacks-delivery';
 const signer = loadSigner({
@@ -28,18 +38,52 @@ let running: Promise<void>;
 let publicPem: string;
 const receivers: Array<{ close(): Promise<void> }> = [];
 
+interface Deposit {
+  paymentUuid: string;
+  /** The pending stage's snapshot: the merchant asked for pending=1. */
+  pending?: CallbackSnapshot;
+  /** The confirmed snapshot; final at once unless awaitConfirmed (then `confirm` makes it final). */
+  confirmed?: CallbackSnapshot;
+  awaitConfirmed?: boolean;
+  resendWindow?: string;
+}
+/** Per payment: its deposit and whether the scripted chain calls it final yet. */
+const deposits = new Map<string, Deposit & { final: boolean }>();
+
+/** The chain side, scripted per payment; the database moves as the real activities would move it. */
+const chain = {
+  recordDeposit: async (input: { txid: string }) => {
+    const d = deposits.get(input.txid)!;
+    return {
+      uuid: d.paymentUuid, ticker: 'btc', network: 'bitcoin', notifyPending: d.pending !== undefined, requiredConfirmations: 1,
+      callbackHost: '127.0.0.1', txidIn: input.txid, result: 'pending', txidOut: null,
+    };
+  },
+  evaluate: async () => ({ eligible: true, evidence: true }),
+  pendingSnapshot: async (uuid: string) => deposits.get(uuid)!.pending!,
+  confirmations: async (uuid: string) => ({ status: 'confirmed', confirmations: deposits.get(uuid)!.final ? 1 : 0 }),
+  markProcessing: async (uuid: string) => {
+    await database.db.update(payments).set({ result: 'processing' }).where(eq(payments.uuid, uuid));
+    return true;
+  },
+  markFailed: async () => true,
+  forward: async (uuid: string) => ({ txidOut: `out-${uuid}` }),
+  forwardFate: async (uuid: string) => ({ status: 'confirmed', txidOut: `out-${uuid}` }),
+  confirmedSnapshot: async (uuid: string) => {
+    await database.db.update(payments).set({ result: 'sent' }).where(eq(payments.uuid, uuid));
+    return deposits.get(uuid)!.confirmed ?? deposits.get(uuid)!.pending!;
+  },
+};
+
 beforeAll(async () => {
   [env, database] = await Promise.all([createTimeSkippingEnv(), createTestDatabase()]);
   publicPem = (await signer.publicKeyPem())!;
+  const real = createActivities({ db: database.db, signer, config: { callbackAllowPrivate: true, callbackAllowHttp: true, callbackTimeoutMs: 5000 } });
   worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,
-    workflowsPath: path.resolve(__dirname, 'fixtures/workflows.ts'),
-    activities: createActivities({
-      db: database.db,
-      signer,
-      config: { callbackAllowPrivate: true, callbackAllowHttp: true, callbackTimeoutMs: 5000 },
-    }),
+    workflowsPath: workflowsEntry(),
+    activities: { ...chain, deliverCallbackAttempt: real.deliverCallbackAttempt, storeConfirmedSnapshot: real.storeConfirmedSnapshot },
   });
   running = worker.run();
 });
@@ -75,17 +119,44 @@ async function waitFor(what: string, ok: () => boolean | Promise<boolean>, ms = 
   }
 }
 
-const start = (input: DeliveryWorkflowInput) =>
-  env.client.workflow.start('deliveryWorkflow', { taskQueue, workflowId: `delivery-${input.paymentUuid}`, args: [input] });
-
-/** Determinism: the recorded history replays on a fresh bundle without a nondeterminism error. */
-async function expectReplays(handle: Awaited<ReturnType<typeof start>>): Promise<void> {
-  const history = await handle.fetchHistory();
-  await expect(Worker.runReplayHistory({ workflowsPath: path.resolve(__dirname, 'fixtures/workflows.ts') }, history)).resolves.toBeUndefined();
+/** Starts the payment workflow of a seeded payment; its chain readings come from `deposits`. */
+function start(d: Deposit): Promise<WorkflowHandle> {
+  deposits.set(d.paymentUuid, { ...d, final: !d.awaitConfirmed });
+  const input = {
+    configId: crypto.randomUUID(), network: 'bitcoin', ticker: 'btc', txid: d.paymentUuid, index: 0, recipient: btcSnapshot.address_in,
+    amount: '1000000', blockNumber: '1', blockHash: '00',
+  };
+  const opts = { searchAttributes: false, fallback: '1 day', ...(d.resendWindow ? { resendWindow: d.resendWindow } : {}) };
+  return env.client.workflow.start('paymentWorkflow', { taskQueue, workflowId: `deposit:bitcoin:${d.paymentUuid}:0`, args: [input, opts] });
 }
 
-function run(input: DeliveryWorkflowInput): Promise<DeliveryWorkflowResult> {
-  return env.client.workflow.execute('deliveryWorkflow', { taskQueue, workflowId: `delivery-${input.paymentUuid}`, args: [input] });
+/** The deposit reaches finality: the scripted chain says so and the watcher's hint arrives. */
+async function confirm(handle: WorkflowHandle, uuid: string, snapshot: CallbackSnapshot): Promise<void> {
+  Object.assign(deposits.get(uuid)!, { final: true, confirmed: snapshot });
+  await handle.signal(chainSignal, { kind: 'due', height: '2' });
+}
+
+const statusOf = async (handle: WorkflowHandle) => (await handle.query<DepositStatus>('status')).delivery!;
+
+type Stage = NonNullable<DepositStatus['delivery']>['pending'];
+interface Result {
+  pending: Stage;
+  confirmed: Stage;
+  delivered: boolean;
+}
+async function resultOf(handle: WorkflowHandle): Promise<Result> {
+  const status = (await handle.result()) as DepositStatus;
+  return { pending: status.delivery!.pending, confirmed: status.delivery!.confirmed, delivered: status.delivery!.confirmed.state === 'delivered' };
+}
+
+/** Determinism: the recorded history replays on a fresh bundle without a nondeterminism error. */
+async function expectReplays(handle: WorkflowHandle): Promise<void> {
+  const history = await handle.fetchHistory();
+  await expect(Worker.runReplayHistory({ workflowsPath: workflowsEntry() }, history)).resolves.toBeUndefined();
+}
+
+async function run(d: Deposit): Promise<Result> {
+  return resultOf(await start(d));
 }
 
 describe('six-attempt delivery on the time-skipping server', () => {
@@ -167,13 +238,13 @@ describe('six-attempt delivery on the time-skipping server', () => {
     await waitFor('pending attempt 1', () => rx.requests.length === 1);
     await env.sleep(6 * MIN);
     await waitFor('pending attempt 2', () => rx.requests.length === 2);
-    await waitFor('pending retry scheduled', async () => (await handle.query<DeliveryStatus>('status')).pending.state === 'waiting');
-    const status = await handle.query<DeliveryStatus>('status');
+    await waitFor('pending retry scheduled', async () => (await statusOf(handle)).pending.state === 'waiting');
+    const status = await statusOf(handle);
     expect(status.pending).toMatchObject({ state: 'waiting', attempts: 2, lastStatus: 500 });
     expect(status.pending.nextTryAt).toBeGreaterThan(await env.currentTimeMs());
 
-    await handle.signal('confirmed', snapshot);
-    const result = await handle.result();
+    await confirm(handle, uuid, snapshot);
+    const result = await resultOf(handle);
 
     // Confirmed ran 0, 5, 20, 50 minutes: pending attempts 3 (+15) and 4 (+30) would have fallen inside.
     expect(result.pending.state).toBe('cancelled');
@@ -192,11 +263,11 @@ describe('six-attempt delivery on the time-skipping server', () => {
 
   it('a pending attempt in flight when the confirmed stage begins ends before the first confirmed request', async () => {
     const marks: Array<[string, number]> = [];
-    const ctx: { handle?: Awaited<ReturnType<typeof start>>; snapshot: typeof btcSnapshot } = { snapshot: btcSnapshot };
+    const ctx: { handle?: WorkflowHandle; snapshot: typeof btcSnapshot } = { snapshot: btcSnapshot };
     const rx = await receiver(async (_n, r) => {
       if (fieldsOf(r).result === 'pending') {
         marks.push(['pending-arrived', Date.now()]);
-        await ctx.handle!.signal('confirmed', ctx.snapshot);
+        await confirm(ctx.handle!, ctx.snapshot.uuid, ctx.snapshot);
         await new Promise((res) => setTimeout(res, 1500));
         marks.push(['pending-answered', Date.now()]);
         return { status: 500 };
@@ -207,7 +278,7 @@ describe('six-attempt delivery on the time-skipping server', () => {
     const seeded = await seedPayment(database.db, { callbackUrl: rx.url('/in-flight'), result: 'pending' });
     ctx.snapshot = seeded.snapshot;
     ctx.handle = await start({ paymentUuid: seeded.uuid, pending: seeded.snapshot, awaitConfirmed: true });
-    const result = await ctx.handle.result();
+    const result = await resultOf(ctx.handle);
     expect(result.pending.state).toBe('cancelled');
     expect(result.delivered).toBe(true);
     expect(marks.map(([m]) => m)).toEqual(['pending-arrived', 'pending-answered', 'confirmed-arrived']);
@@ -216,17 +287,17 @@ describe('six-attempt delivery on the time-skipping server', () => {
     expect(rows.map((r) => [r.stage, r.attempt, r.responseStatus])).toEqual([['pending', 1, 500], ['confirmed', 1, 200]]);
   });
 
-  it('after six failed attempts a resend signal redelivers the same stored snapshot', async () => {
+  it('after six failed attempts a resend redelivers the same stored snapshot', async () => {
     const rx = await receiver((n) => (n < 6 ? { status: 502 } : { status: 200 }));
     const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: rx.url('/resend'), post: 1, json: 0 });
     const handle = await start({ paymentUuid: uuid, confirmed: snapshot, resendWindow: '7 days' });
     await waitFor('six attempts', async () => {
       if (rx.requests.length < 6) await env.sleep(20 * MIN);
-      return (await handle.query<DeliveryStatus>('status')).confirmed.state === 'exhausted';
+      return (await statusOf(handle)).confirmed.state === 'exhausted';
     }, 60_000);
     expect(rx.requests).toHaveLength(6);
-    await handle.signal('resend');
-    const result = await handle.result();
+    expect((await handle.executeUpdate(resendUpdate)).attempt).toBe(7);
+    const result = await resultOf(handle);
     expect(result.delivered).toBe(true);
     expect(rx.requests).toHaveLength(7);
     for (const r of rx.requests) {
@@ -254,14 +325,17 @@ describe('six-attempt delivery on the time-skipping server', () => {
 
   it('a permanent activity error (unknown payment) stops the stage instead of retrying for hours', async () => {
     const paymentUuid = crypto.randomUUID();
-    const handle = await start({ paymentUuid, pending: { ...btcSnapshot, uuid: paymentUuid } });
-    const result = await handle.result();
-    expect(result.pending).toMatchObject({ state: 'stopped', attempts: 1 });
-    expect(result.pending.lastError).toMatch(/not found/);
-    // No retry timer was ever started (virtual time itself is global to the test server, so not compared).
+    const handle = await start({ paymentUuid, pending: { ...btcSnapshot, uuid: paymentUuid }, awaitConfirmed: true });
+    await waitFor('the pending stage to stop', async () => (await statusOf(handle)).pending.state === 'stopped');
+    const status = await statusOf(handle);
+    expect(status.pending).toMatchObject({ state: 'stopped', attempts: 1 });
+    expect(status.pending.lastError).toMatch(/not found/);
+    // No retry timer was ever started: the only timer is the finality wait's one-day fallback.
     const events = (await handle.fetchHistory()).events ?? [];
-    expect(events.filter((e) => e.timerStartedEventAttributes)).toHaveLength(0);
+    const timers = events.filter((e) => e.timerStartedEventAttributes).map((e) => Number(e.timerStartedEventAttributes!.startToFireTimeout!.seconds));
+    expect(timers.every((seconds) => seconds === 24 * 3600)).toBe(true);
     expect(events.filter((e) => e.activityTaskScheduledEventAttributes)).toHaveLength(1);
+    await handle.terminate('test over');
   });
 });
 

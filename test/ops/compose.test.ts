@@ -139,6 +139,6 @@ describe('Dockerfile', () => {
   it('the workflow bundle the image builds at build time builds from the workflows here', async () => {
     const { code } = await bundleWorkflowCode({ workflowsPath: workflowsEntry(), logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } });
     expect(code).toContain('depositWorkflow');
-    expect(code).toContain('deliveryWorkflow');
+    expect(code).toContain('paymentWorkflow');
   }, 120_000);
 });
