@@ -50,7 +50,9 @@ export interface RpcDialect {
   alreadyKnown(message: string): boolean;
 }
 
-const CORE_ALREADY_KNOWN = ['txn-already-known', 'txn-already-in-mempool', 'already in block chain', 'transaction already in block chain'];
+// Core 0.21 (litecoind): "transaction already in block chain"; Core 25+ (Knots 29) says of a mined
+// transaction "Transaction outputs already in utxo set" (RPC_VERIFY_ALREADY_IN_UTXO_SET, -27).
+const CORE_ALREADY_KNOWN = ['txn-already-known', 'txn-already-in-mempool', 'already in block chain', 'transaction already in block chain', 'outputs already in utxo set'];
 // btcd/bchd mempool: "already have transaction <txid>"; mined: "transaction already exists" (btcd) and
 // "transaction already exists in blockchain" (bchd's wording of the same check).
 const BTCD_ALREADY_KNOWN = ['already have transaction', 'transaction already exists'];
