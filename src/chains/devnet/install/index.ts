@@ -66,8 +66,8 @@ function installGoNode(name: 'btcd' | 'bchd', pkg: string, log: (l: string) => v
 function installBitcoin(log: (l: string) => void): InstallResult {
   const have = bitcoinNode();
   const v = have && versionOf(have);
-  // A built btcd is kept only until Knots can be had: the next install tries Knots again.
-  if (have && v && !(have.name === 'btcd' && !process.env.BTCD_PATH)) return { node: 'bitcoin', outcome: 'present', message: `${have.name}: ${v}` };
+  // A btcd built because Knots could not be had stays until removed (rm .tools/nodes/bin/btcd, then install again).
+  if (have && v) return { node: 'bitcoin', outcome: 'present', message: `${have.name}: ${v}` };
   let why = '';
   if (process.platform === 'linux' && process.arch === 'x64') {
     try {
