@@ -107,7 +107,10 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
     });
     stops.push(() => temporal.stop());
     const seed = HdSeed.loadOrCreate({ dataDir: dir });
-    const devnets: Devnets = await startDevnets(path.join(dir, 'devnet'), { seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: 200 });
+    // The drill's chains are the three behind hostile proxies; the local Bitcoin and Bitcoin Cash nodes stay off.
+    const devnets: Devnets = await startDevnets(path.join(dir, 'devnet'), {
+      seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: 200, bitcoin: false, bitcoincash: false,
+    });
     stops.push(() => devnets.stop());
     const st = devnets.state;
     stage(`PostgreSQL :${pg.port}, Temporal ${temporal.address}, chains up`);
