@@ -38,12 +38,14 @@ export class UtxoAdapter implements ChainAdapter {
   /** The node's RPC dialect (Core family or btcd/bchd), found on first use: src/chains/utxo/dialect.ts. */
   readonly node: DialectNode;
   private readonly ticker: string;
+  private readonly cashAddr: boolean;
 
   constructor(private readonly opts: UtxoAdapterOptions) {
     this.network = opts.network;
     this.rpc = new BitcoinRpc(opts.rpcUrl);
     this.node = new DialectNode(this.rpc);
     this.ticker = NETWORKS[opts.network].nativeTicker;
+    this.cashAddr = utxoNetwork(opts.network, opts.mode).cashAddrPrefix !== undefined;
   }
 
   validateAddress(address: string): boolean {
@@ -115,9 +117,9 @@ export class UtxoAdapter implements ChainAdapter {
     return out;
   }
 
-  /** The spelling address_in has (bchd, for one, may print a CashAddr without its prefix); undefined for none. */
+  /** The spelling address_in has: bchd prints a CashAddr without its prefix. Other coins' nodes print it already. */
   private canonical(address: string | undefined): string | undefined {
-    if (!address) return undefined;
+    if (!address || !this.cashAddr) return address;
     try {
       return canonicalUtxoAddress(utxoNetwork(this.network, this.opts.mode), address);
     } catch {

@@ -103,19 +103,24 @@ export const BTCD_DIALECT: RpcDialect = {
   alreadyKnown: matches(BTCD_ALREADY_KNOWN),
 };
 
+/** JSON-RPC "Method not found". */
+const METHOD_NOT_FOUND = -32601;
+
 /**
- * Which dialect a node speaks: btcd and bchd answer `version` with their `btcdjsonrpcapi` /
- * `bchdjsonrpcapi` entry; Core-family nodes have no such method. A node that does not answer is
- * NodeUnavailableError (from BitcoinRpc), not a guess.
+ * Which dialect a node speaks: btcd and bchd answer `version` with a `btcdjsonrpcapi` entry (bchd too);
+ * Core-family nodes have no such method. Anything else is no answer, not a guess: a node that does not
+ * answer (NodeUnavailableError) or answers `version` with another error (a Core node still warming up
+ * says -28) is asked again on the next call.
  */
 export async function detectDialect(rpc: BitcoinRpc): Promise<RpcDialect> {
   try {
     const v = await rpc.call<Record<string, unknown> | null>('version');
     if (v && Object.keys(v).some((k) => /^(btcd|bchd)jsonrpcapi$/.test(k))) return BTCD_DIALECT;
+    return CORE_DIALECT;
   } catch (e) {
-    if (!(e instanceof RpcError)) throw e;
+    if (e instanceof RpcError && e.code === METHOD_NOT_FOUND) return CORE_DIALECT;
+    throw e;
   }
-  return CORE_DIALECT;
 }
 
 /** A node and its dialect, found on first use and kept (a failed detection is tried again next time). */
