@@ -1,19 +1,25 @@
 /**
  * Drives the local chains of the embedded default (`npm start`), or runs them alone with `up`.
- *   npm run devnet -- up                                  start anvil, surfnet, litecoind; Ctrl-C stops them
+ *   npm run devnet -- install [--only litecoind,bitcoin,bchd]   install the local UTXO nodes (idempotent)
+ *   npm run devnet -- up                                  start anvil, surfnet and the installed UTXO nodes; Ctrl-C stops them
  *   npm run devnet -- pay --ticker T --to ADDRESS --amount X   prints the txid
  *   npm run devnet -- mine --ticker T --blocks N               prints the new height
+ *   npm run devnet -- address --ticker T                       prints a fresh payout address
  * The state (RPC URLs, test keys) is read from --dir, else DEVNET_DIR, else $DATA_DIR/devnet (./data/devnet).
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { devnetMine, devnetPay } from '../src/chains/devnet/drive';
+import { devnetAddress, devnetMine, devnetPay } from '../src/chains/devnet/drive';
 import { readDevnetState, startDevnets } from '../src/chains/devnet/index';
+import { ALL_NODES, installNodes, type NodeName } from '../src/chains/devnet/install';
 
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { ticker: { type: 'string' }, to: { type: 'string' }, amount: { type: 'string' }, blocks: { type: 'string' }, dir: { type: 'string' } },
+    options: {
+      ticker: { type: 'string' }, to: { type: 'string' }, amount: { type: 'string' }, blocks: { type: 'string' }, dir: { type: 'string' },
+      only: { type: 'string' },
+    },
   });
   const dir = values.dir ?? process.env.DEVNET_DIR ?? path.join(process.env.DATA_DIR ?? 'data', 'devnet');
   const [command] = positionals;
@@ -22,6 +28,20 @@ async function main(): Promise<void> {
     return v;
   };
   switch (command) {
+    case 'install': {
+      const only = values.only?.split(',').map((n) => n.trim()) as NodeName[] | undefined;
+      const unknown = only?.filter((n) => !ALL_NODES.includes(n));
+      if (unknown?.length) throw new Error(`--only takes ${ALL_NODES.join(', ')}; not ${unknown.join(', ')}`);
+      const results = installNodes({ only, log: (l) => console.log(`[install] ${l}`) });
+      const failed = results.filter((r) => r.outcome === 'failed');
+      for (const r of failed) console.error(`${r.node} is not installed: ${r.message}`);
+      if (failed.length > 0) process.exitCode = 1;
+      return;
+    }
+    case 'address': {
+      console.log(await devnetAddress(readDevnetState(dir), need(values.ticker, 'ticker')));
+      return;
+    }
     case 'pay': {
       const txid = await devnetPay(readDevnetState(dir), need(values.ticker, 'ticker'), need(values.to, 'to'), need(values.amount, 'amount'));
       console.log(txid);
@@ -46,12 +66,12 @@ async function main(): Promise<void> {
       return;
     }
     default:
-      throw new Error('usage: devnet up | pay --ticker T --to ADDRESS --amount X | mine --ticker T --blocks N');
+      throw new Error('usage: devnet install [--only litecoind,bitcoin,bchd] | up | pay --ticker T --to ADDRESS --amount X | mine --ticker T --blocks N | address --ticker T');
   }
 }
 
 main().then(
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0),
   (e: unknown) => {
     console.error(e instanceof Error ? e.message : String(e));
     process.exit(1);

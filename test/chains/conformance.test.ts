@@ -1,12 +1,14 @@
 /**
  * One adapter conformance suite, run against every family's live local node: real anvil (ETH and a
- * solc-compiled ERC-20), real surfnet (SOL and an SPL mint), real litecoind in regtest (LTC).
+ * solc-compiled ERC-20), real surfnet (SOL and an SPL mint), and in regtest real litecoind (LTC), the local
+ * Bitcoin node (BTC: Bitcoin Knots, or btcd) and bchd (BCH), as `npm run devnet -- install` installs them.
  */
 import { randomInt } from 'node:crypto';
 import type { Cursor, ObservedDeposit } from '../../src/chains/adapter';
 import { depositKey } from '../../src/chains/adapter';
 import { isAlive } from '../helpers/process';
 import { anvilChain, requiredLitecoinChain, surfnetChain, testSeed, type LiveChain } from '../helpers/nodes';
+import { requiredUtxoChain } from '../helpers/utxo-chains';
 
 jest.setTimeout(180_000);
 
@@ -30,6 +32,8 @@ const factories: [string, () => Promise<LiveChain>][] = [
   ['surfnet spl', () => surfnetChain('sol_usdc', testSeed())],
 ];
 factories.push(['litecoind ltc', () => requiredLitecoinChain(testSeed())]);
+factories.push(['local bitcoin node btc', () => requiredUtxoChain('bitcoin', testSeed())]);
+factories.push(['bchd bch', () => requiredUtxoChain('bitcoincash', testSeed())]);
 
 describe.each(factories)('%s', (_name, start) => {
   let chain: LiveChain;

@@ -46,7 +46,8 @@ afterAll(async () => {
 test('the env configures every started chain, token contracts included', async () => {
   const config = chainConfigFromEnv(nets.env);
   expect(litecoindAvailable()).toBe(true); // .ci/run installs it; the UTXO devnet is not optional in tests
-  expect(Object.keys(config).sort()).toEqual(['ethereum', 'litecoin', 'solana']);
+  // The local Bitcoin and Bitcoin Cash nodes too: `npm run devnet -- install` (test prerequisites, .ci/run).
+  expect(Object.keys(config).sort()).toEqual(['bitcoin', 'bitcoincash', 'ethereum', 'litecoin', 'solana']);
   expect(config.ethereum.contracts.erc20_usdt).toBe(nets.state.ethereum!.tokens.erc20_usdt);
   expect(config.solana.contracts.sol_usdc).toBe(nets.state.solana!.tokens.sol_usdc);
   for (const a of Object.values(adapters)) expect((await a.head()).height).toBeGreaterThanOrEqual(0n);
@@ -68,6 +69,23 @@ test('`devnet pay` prints a txid that lands at the address', async () => {
 
   const solTo = adapters.solana.deriveAddressIn(5n);
   expect(await cli(dir, 'pay', '--ticker', 'sol', '--to', solTo, '--amount', '0.25')).toMatch(/^[1-9A-HJ-NP-Za-km-z]{80,90}$/);
+});
+
+test.each([
+  ['btc', 'bitcoin', /^bcrt1[02-9ac-hj-np-z]{39,59}$/],
+  ['bch', 'bitcoincash', /^bchreg:[02-9ac-hj-np-z]{42}$/],
+])('%s: `devnet address` prints a payout address, `pay` a txid the adapter finds after `mine`', async (ticker, network, shape) => {
+  const adapter = adapters[network];
+  const address = await cli(dir, 'address', '--ticker', ticker);
+  expect(address).toMatch(shape);
+  expect(adapter.validateAddress(address)).toBe(true);
+  const to = adapter.deriveAddressIn(7n);
+  const from = await adapter.head();
+  const txid = await cli(dir, 'pay', '--ticker', ticker, '--to', to, '--amount', '0.125');
+  expect(BigInt(await cli(dir, 'mine', '--ticker', ticker, '--blocks', '1'))).toBe(from.height + 1n);
+  const batch = await adapter.scan(from, 10);
+  const found = batch.blocks.flatMap((b) => b.deposits).filter((d) => d.recipient === to);
+  expect(found.map((d) => [d.txid, d.ticker, d.amount])).toEqual([[txid, ticker, 12_500_000n]]);
 });
 
 test('`devnet mine` mines regtest blocks', async () => {

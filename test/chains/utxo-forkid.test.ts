@@ -95,7 +95,8 @@ describe.each([
     const treasury = adapter.deriveAddressIn(9n);
     const req = request(adapter, ticker, amount, { commission: 20_000n, treasuryAddress: treasury });
     const plan = await adapter.prepareForward(req);
-    expect(calls).toEqual(['estimatesmartfee']); // no previous transaction is fetched
+    // The dialect probe (src/chains/utxo/dialect.ts), then the fee estimate: no previous transaction is fetched.
+    expect(calls).toEqual(['version', 'estimatesmartfee']);
     expect(await adapter.prepareForward(req)).toEqual(plan);
     expect(plan.txs).toHaveLength(1);
     expect(plan.txidOut).toBe(plan.txs[0].txid);

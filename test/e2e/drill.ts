@@ -113,7 +113,10 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
     });
     stops.push(() => temporal.stop());
     const seed = HdSeed.loadOrCreate({ dataDir: dir });
-    const devnets: Devnets = await startDevnets(path.join(dir, 'devnet'), { seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: SURFNET_DRILL_SLOT_MS });
+    // The drill's chains are the three behind hostile proxies; the local Bitcoin and Bitcoin Cash nodes stay off.
+    const devnets: Devnets = await startDevnets(path.join(dir, 'devnet'), {
+      seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: SURFNET_DRILL_SLOT_MS, bitcoin: false, bitcoincash: false,
+    });
     stops.push(() => devnets.stop());
     const st = devnets.state;
     stage(`PostgreSQL :${pg.port}, Temporal ${temporal.address}, chains up`);

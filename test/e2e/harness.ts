@@ -7,13 +7,12 @@ import { Contract, JsonRpcProvider, Network } from 'ethers';
 import { Connection, PublicKey } from '@solana/web3.js';
 import { getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { createMerchantReceiver } from '../../examples/merchant-receiver';
-import { startDevnets, type Devnets } from '../../src/chains/devnet';
+import { startDevnets, type DevnetOptions, type Devnets } from '../../src/chains/devnet';
+import { devnetUtxo } from '../../src/chains/devnet/drive';
 import { ERC20 } from '../../src/chains/evm/erc20';
-import { BitcoinRpc } from '../../src/chains/utxo/rpc';
 import { HdSeed } from '../../src/chains/keys';
 import { loadConfig } from '../../src/config';
 import { ASSETS } from '../../src/domain/assets';
-import { parseUnits } from '../../src/domain/money';
 import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../src/domain/search-attributes';
 import { startApiRuntime, type ApiRuntime } from '../../src/runtime/api';
 import { publishPublicMaterial } from '../../src/runtime/public-material';
@@ -30,8 +29,9 @@ export type Gateway = Awaited<ReturnType<typeof startGateway>>;
 /**
  * The whole gateway on real parts: PostgreSQL, the Temporal CLI dev server, anvil, surfnet and
  * litecoind (regtest), the worker with its watchers, the API, and a merchant receiver on loopback.
+ * The local Bitcoin and Bitcoin Cash nodes join when a test asks for them (`devnets`).
  */
-export async function startGateway(opts: { worker?: boolean; prices?: PriceSource; env?: Record<string, string> } = {}) {
+export async function startGateway(opts: { worker?: boolean; prices?: PriceSource; env?: Record<string, string>; devnets?: Pick<DevnetOptions, 'bitcoin' | 'bitcoincash'> } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-e2e-'));
   const stops: Array<() => Promise<void>> = [];
   // Every part stops, in reverse order (the database last); the first failure is reported afterwards,
@@ -56,7 +56,9 @@ export async function startGateway(opts: { worker?: boolean; prices?: PriceSourc
     };
     const cfg = loadConfig(env);
     const seed = HdSeed.loadOrCreate({ dataDir: dir });
-    const devnets: Devnets = await startDevnets(path.join(dir, 'devnet'), { seed, ethBlockTime: 1, ltcBlockIntervalMs: 0 });
+    const devnets: Devnets = await startDevnets(path.join(dir, 'devnet'), {
+      seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, bitcoin: false, bitcoincash: false, ...opts.devnets,
+    });
     stops.push(() => devnets.stop());
     const temporal: DevServer = await startDevServer({
       cliPath: resolveTemporalCli()!,
@@ -142,9 +144,5 @@ export async function balanceOf(gw: Gateway, ticker: string, address: string): P
     const info = await c.getTokenAccountBalance(ata).catch(() => undefined);
     return info ? BigInt(info.value.amount) : 0n;
   }
-  if (a.network === 'litecoin') {
-    const rpc = new BitcoinRpc(st.litecoin!.walletUrl);
-    return parseUnits(String(await rpc.call<number>('getreceivedbyaddress', [address, 0])), 8);
-  }
-  throw new Error(`no balance for ${ticker}`);
+  return devnetUtxo(st, a.network).balance(address);
 }

@@ -27,3 +27,15 @@ it('without PostgreSQL (no DATABASE_URL and no initdb on PATH or in /usr/lib/pos
   expect(lines[0]).toMatch(/^npm test needs .*: .*apt-get install -y/);
   expect(lines[0]).toContain('apt-get install -y litecoind');
 });
+
+it.each([
+  ['BCHD_PATH', '/nonexistent/bchd', 'npm test needs bchd (the bch live-node tests): npm run devnet -- install'],
+  ['BITCOIND_PATH', '/nonexistent/bitcoind', 'npm test needs a local Bitcoin node, Bitcoin Knots or btcd (the btc live-node tests): npm run devnet -- install'],
+])('with %s naming a missing node: exit 1 at once, one line naming it and `npm run devnet -- install`', (name, value, line) => {
+  const t0 = Date.now();
+  const r = run({ [name]: value });
+  expect(r.status).toBe(1);
+  expect(r.stderr.trim().split('\n')).toEqual([line]);
+  expect(r.stdout).not.toContain('installs the local nodes');
+  expect(Date.now() - t0).toBeLessThan(10_000);
+});

@@ -4,11 +4,10 @@ import { Connection, Keypair, PublicKey, SystemProgram } from '@solana/web3.js';
 import { ASSETS } from '../../domain/assets';
 import { parseUnits } from '../../domain/money';
 import { ERC20 } from '../evm/erc20';
-import { BitcoinRpc, fromSats } from '../utxo/rpc';
 import type { DevnetState } from './index';
-import { mineDurably } from './litecoind';
 import { jsonRpc } from './process';
 import { sendAndPoll } from './surfnet';
+import { utxoDriver, type UtxoDriver } from './utxo-drive';
 
 function assetOf(ticker: string) {
   const a = ASSETS[ticker];
@@ -19,6 +18,24 @@ function assetOf(ticker: string) {
 function need<T>(v: T | undefined, what: string): T {
   if (!v) throw new Error(`the ${what} devnet is not running`);
   return v;
+}
+
+const UTXO_NETWORKS = ['litecoin', 'bitcoin', 'bitcoincash'] as const;
+type UtxoNet = (typeof UTXO_NETWORKS)[number];
+const isUtxo = (network: string): network is UtxoNet => (UTXO_NETWORKS as readonly string[]).includes(network);
+
+/** The driver of a running local UTXO chain (litecoind, Bitcoin Knots or btcd, bchd). */
+export function devnetUtxo(state: DevnetState, network: string): UtxoDriver {
+  if (!isUtxo(network)) throw new Error(`${network} is not a local UTXO chain`);
+  return utxoDriver(network, need(state[network], network));
+}
+
+/** A fresh payout address of the ticker's local chain for trying a payment (nobody here needs its key). */
+export async function devnetAddress(state: DevnetState, ticker: string): Promise<string> {
+  const asset = assetOf(ticker);
+  if (asset.network === 'ethereum') return Wallet.createRandom().address;
+  if (asset.network === 'solana') return Keypair.generate().publicKey.toBase58();
+  return devnetUtxo(state, asset.network).newAddress();
 }
 
 /** The customer pays `amount` (decimal text in whole coins) of `ticker` to `to`; resolves to the txid. */
@@ -57,10 +74,7 @@ export async function devnetPay(state: DevnetState, ticker: string, to: string, 
       [customer],
     );
   }
-  if (asset.network === 'litecoin') {
-    const ltc = need(state.litecoin, 'litecoin');
-    return new BitcoinRpc(ltc.walletUrl).call<string>('sendtoaddress', [to, fromSats(units)]);
-  }
+  if (isUtxo(asset.network)) return devnetUtxo(state, asset.network).pay(to, units);
   throw new Error(`no devnet for ${ticker}`);
 }
 
@@ -72,11 +86,10 @@ export async function devnetMine(state: DevnetState, ticker: string, blocks: num
     await jsonRpc(eth.rpcUrl, 'anvil_mine', [`0x${blocks.toString(16)}`]);
     return BigInt(await jsonRpc<string>(eth.rpcUrl, 'eth_blockNumber'));
   }
-  if (asset.network === 'litecoin') {
-    const ltc = need(state.litecoin, 'litecoin');
-    const rpc = new BitcoinRpc(ltc.rpcUrl);
-    await mineDurably(rpc, blocks, ltc.minerAddress);
-    return BigInt(await rpc.call<number>('getblockcount'));
+  if (isUtxo(asset.network)) {
+    const chain = devnetUtxo(state, asset.network);
+    await chain.mine(blocks);
+    return BigInt(await chain.height());
   }
   if (asset.network === 'solana') {
     const sol = need(state.solana, 'solana');

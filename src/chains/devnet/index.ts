@@ -2,16 +2,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { HdSeed } from '../keys';
 import { sponsorAddresses } from '../sponsor';
-import { BitcoinRpc } from '../utxo/rpc';
 import { startAnvil } from './anvil';
-import { litecoindAvailable, mineDurably, startLitecoind } from './litecoind';
 import { startSurfnet } from './surfnet';
+import { startUtxoDevnets, type UtxoNetworkId } from './utxo-devnets';
+import type { CoreNodeState, UtxoNodeState } from './utxo-drive';
 
 /** What `npm run devnet` needs to drive the running chains; holds test keys only, kept 0600 in the data dir. */
 export interface DevnetState {
   ethereum?: { rpcUrl: string; chainId: string; customerKey: string; tokens: Record<string, string> };
   solana?: { rpcUrl: string; customerSecret: number[]; tokens: Record<string, string> };
-  litecoin?: { rpcUrl: string; walletUrl: string; minerAddress: string };
+  litecoin?: CoreNodeState;
+  /** Bitcoin Knots (Core RPC, wallet) or btcd, whichever `npm run devnet -- install` put here. */
+  bitcoin?: UtxoNodeState;
+  /** bchd. */
+  bitcoincash?: UtxoNodeState;
 }
 
 export interface Devnets {
@@ -19,7 +23,7 @@ export interface Devnets {
   env: Record<string, string>;
   state: DevnetState;
   stateFile: string;
-  /** Child processes (anvil, surfnet, litecoind). */
+  /** Child processes (anvil, surfnet, the UTXO nodes). */
   pids: number[];
   /**
    * Networks whose local chain is new although an earlier run had one: surfnet (Solana) keeps its chain
@@ -34,9 +38,13 @@ export interface DevnetOptions {
   seed?: HdSeed;
   /** Start litecoind (default: when /usr/bin/litecoind exists). */
   litecoin?: boolean;
+  /** Start the local Bitcoin node, Knots or btcd (default: when installed, src/chains/devnet/binaries.ts). */
+  bitcoin?: boolean;
+  /** Start bchd (default: when installed). */
+  bitcoincash?: boolean;
   /** Anvil seconds per block (default 2); confirmations rise without anyone mining. */
   ethBlockTime?: number;
-  /** Milliseconds between litecoind regtest blocks (default 10 000; 0 = only `npm run devnet -- mine`). */
+  /** Milliseconds between regtest blocks of every UTXO node (default 10 000; 0 = only `npm run devnet -- mine`). */
   ltcBlockIntervalMs?: number;
   solSlotTimeMs?: number;
 }
@@ -52,8 +60,8 @@ export function readDevnetState(dir: string): DevnetState {
 /**
  * Local chains for the embedded default: anvil (chain state kept in dir, dumped every second, so that it
  * survives a crash), surfnet in a child process (in memory: a new chain on every start),
- * and litecoind in regtest when installed, each on a free loopback port, with funded customer and
- * gas-tank wallets. Keys are generated here at run time.
+ * and the UTXO nodes in regtest that are installed (litecoind, Bitcoin Knots or btcd, bchd), each on free
+ * loopback ports, with funded customer and gas-tank wallets. Keys are generated here at run time.
  */
 export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promise<Devnets> {
   fs.mkdirSync(dir, { recursive: true });
@@ -91,19 +99,18 @@ export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promi
     state.solana = { rpcUrl: surf.rpcUrl, customerSecret: surf.customerSecret, tokens: surf.tokens };
     Object.assign(env, { SOLANA_RPC_URL: surf.rpcUrl, SOLANA_CHAIN: 'regtest', SOL_USDC_CONTRACT: surf.tokens.sol_usdc });
 
-    if (opts.litecoin ?? litecoindAvailable()) {
-      const ltc = await startLitecoind({ dir });
-      stops.push(ltc.stop);
-      pids.push(ltc.pid);
-      state.litecoin = { rpcUrl: ltc.rpcUrl, walletUrl: ltc.walletUrl, minerAddress: ltc.minerAddress };
-      Object.assign(env, { LITECOIN_RPC_URL: ltc.rpcUrl, LITECOIN_CHAIN: 'regtest' });
-      const every = opts.ltcBlockIntervalMs ?? 10_000;
-      if (every > 0) {
-        const rpc = new BitcoinRpc(ltc.rpcUrl);
-        const timer = setInterval(() => void mineDurably(rpc, 1, ltc.minerAddress).catch(() => undefined), every);
-        timer.unref();
-        stops.push(async () => clearInterval(timer));
-      }
+    const utxo = await startUtxoDevnets(dir, {
+      litecoin: opts.litecoin,
+      bitcoin: opts.bitcoin,
+      bitcoincash: opts.bitcoincash,
+      blockIntervalMs: opts.ltcBlockIntervalMs ?? 10_000,
+    });
+    stops.push(utxo.stop);
+    pids.push(...utxo.pids);
+    for (const [network, st] of Object.entries(utxo.states) as [UtxoNetworkId, UtxoNodeState][]) {
+      if (network === 'litecoin') state.litecoin = st as CoreNodeState;
+      else state[network] = st;
+      Object.assign(env, { [`${network.toUpperCase()}_RPC_URL`]: st.rpcUrl, [`${network.toUpperCase()}_CHAIN`]: 'regtest' });
     }
     fs.writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
     return { env, state, stateFile, pids, newChains, stop };

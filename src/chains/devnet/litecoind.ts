@@ -1,76 +1,19 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { freePort } from '../../temporal/devserver';
-import { BitcoinRpc } from '../utxo/rpc';
-import { spawnNode, waitUntilReady } from './process';
+import { litecoinNode } from './binaries';
+import { startCoreNode, type CoreDevnet } from './core-node';
 
-export interface LitecoindDevnet {
-  /** http://user:password@127.0.0.1:port — the password is generated per start, never committed. */
-  rpcUrl: string;
-  /** The node's own wallet plays the customer; mined coins go to `minerAddress`. */
-  walletUrl: string;
-  minerAddress: string;
-  pid: number;
-  stop(): Promise<void>;
-}
+export { mineDurably } from './core-node';
+export type LitecoindDevnet = CoreDevnet;
 
 /** Debian's litecoind, or the binary named by LITECOIND_PATH. */
 export const litecoindBinary = (): string => process.env.LITECOIND_PATH || '/usr/bin/litecoind';
 
-export function litecoindAvailable(binary = litecoindBinary()): boolean {
-  return fs.existsSync(binary);
+export function litecoindAvailable(): boolean {
+  return litecoinNode() !== undefined;
 }
 
-/**
- * Debian's litecoind in regtest on free loopback ports with its own datadir, a wallet funded by 101
- * mined blocks (coinbase maturity), -txindex for the legacy-input path and a fallback fee.
- */
+/** Debian's litecoind in regtest (src/chains/devnet/core-node.ts), its datadir `dir/litecoind`. */
 export async function startLitecoind(opts: { dir: string; binary?: string }): Promise<LitecoindDevnet> {
-  const datadir = path.join(opts.dir, 'litecoind');
-  fs.mkdirSync(datadir, { recursive: true });
-  const rpcPort = await freePort('127.0.0.1');
-  const p2pPort = await freePort('127.0.0.1');
-  const user = 'gateway';
-  const password = Buffer.from(crypto.getRandomValues(new Uint8Array(18))).toString('hex');
-  // Credentials go in a 0600 config file, not on the command line where `ps` would show them.
-  const conf = path.join(datadir, 'gateway-rpc.conf');
-  fs.writeFileSync(conf, `rpcuser=${user}\nrpcpassword=${password}\n`, { mode: 0o600 });
-  const args = [
-    '-regtest', '-server', '-txindex', '-listen=0', '-dnsseed=0', '-upnp=0', '-printtoconsole',
-    `-datadir=${datadir}`, `-conf=${conf}`, `-rpcport=${rpcPort}`, `-port=${p2pPort}`,
-    '-rpcbind=127.0.0.1', '-rpcallowip=127.0.0.1', '-fallbackfee=0.0002', '-rpcworkqueue=64',
-  ];
-  const log = path.join(opts.dir, 'litecoind.log');
-  const proc = spawnNode(opts.binary ?? litecoindBinary(), args, log);
-  const rpcUrl = `http://${user}:${password}@127.0.0.1:${rpcPort}`;
-  const rpc = new BitcoinRpc(rpcUrl);
-  try {
-    await waitUntilReady('litecoind', proc, () => rpc.call('getblockcount'), 60_000, log);
-    const wallets = await rpc.call<string[]>('listwallets');
-    if (!wallets.includes('customer')) {
-      try {
-        await rpc.call('loadwallet', ['customer']);
-      } catch {
-        await rpc.call('createwallet', ['customer']);
-      }
-    }
-    const walletUrl = `${rpcUrl}/wallet/customer`;
-    const wallet = new BitcoinRpc(walletUrl);
-    const minerAddress = await wallet.call<string>('getnewaddress', ['', 'bech32']);
-    if ((await rpc.call<number>('getblockcount')) < 101) await rpc.call('generatetoaddress', [101, minerAddress]);
-    return { rpcUrl, walletUrl, minerAddress, pid: proc.pid, stop: proc.stop };
-  } catch (e) {
-    await proc.stop();
-    throw e;
-  }
-}
-
-/**
- * Mines `blocks` regtest blocks and flushes the node's block index and chain state to disk at once
- * (gettxoutsetinfo forces the flush): a crash right after, even SIGKILL, keeps those blocks, so a deposit
- * recorded in one is still there after the restart instead of reading as reorged.
- */
-export async function mineDurably(rpc: BitcoinRpc, blocks: number, address: string): Promise<void> {
-  await rpc.call('generatetoaddress', [blocks, address]);
-  await rpc.call('gettxoutsetinfo');
+  const cmd = opts.binary ? { name: 'litecoind', family: 'core' as const, file: opts.binary, args: [] } : litecoinNode();
+  if (!cmd) throw new Error(`litecoind is not installed (${litecoindBinary()}): apt-get install -y litecoind, or npm run devnet -- install`);
+  return startCoreNode({ dir: opts.dir, cmd, extraArgs: ['-upnp=0'] });
 }

@@ -14,10 +14,12 @@ import {
   type ScanBatch,
   type ScannedBlock,
 } from '../adapter';
-import { deriveUtxoKey, validateAddress } from '../addresses';
+import { canonicalUtxoAddress, deriveUtxoKey, validateAddress } from '../addresses';
 import type { ChainMode } from '../config';
 import type { HdSeed } from '../keys';
+import { DialectNode, type RpcBlock } from './dialect';
 import { feeRate, forwardFeeEstimate, prepareUtxoForward } from './forward';
+import { utxoNetwork } from './networks';
 import { BitcoinRpc, RpcError, toSats } from './rpc';
 
 export interface UtxoAdapterOptions {
@@ -30,34 +32,20 @@ export interface UtxoAdapterOptions {
   rewindDepth?: number;
 }
 
-interface RpcVout {
-  value: string;
-  n: number;
-  scriptPubKey: { address?: string; addresses?: string[]; type?: string };
-}
-interface RpcTx {
-  txid: string;
-  vin: { coinbase?: string }[];
-  vout: RpcVout[];
-}
-interface RpcBlock {
-  hash: string;
-  height: number;
-  tx: RpcTx[];
-}
-
-/** Node answers that mean "these bytes are already in the mempool or a block": success, never a resend. */
-const ALREADY_KNOWN = ['txn-already-known', 'txn-already-in-mempool', 'already in block chain', 'transaction already in block chain'];
-
 export class UtxoAdapter implements ChainAdapter {
   readonly network: string;
   readonly rpc: BitcoinRpc;
+  /** The node's RPC dialect (Core family or btcd/bchd), found on first use: src/chains/utxo/dialect.ts. */
+  readonly node: DialectNode;
   private readonly ticker: string;
+  private readonly cashAddr: boolean;
 
   constructor(private readonly opts: UtxoAdapterOptions) {
     this.network = opts.network;
     this.rpc = new BitcoinRpc(opts.rpcUrl);
+    this.node = new DialectNode(this.rpc);
     this.ticker = NETWORKS[opts.network].nativeTicker;
+    this.cashAddr = utxoNetwork(opts.network, opts.mode).cashAddrPrefix !== undefined;
   }
 
   validateAddress(address: string): boolean {
@@ -89,7 +77,7 @@ export class UtxoAdapter implements ChainAdapter {
     let next: Cursor = rewound ? { height: from, hash: null } : cursor;
     for (let h = from + 1n; h <= head.height && blocks.length < maxBlocks; h++) {
       const hash = await this.rpc.call<string>('getblockhash', [Number(h)]);
-      const block = await this.rpc.call<RpcBlock>('getblock', [hash, 2]);
+      const block = await this.node.block(hash);
       blocks.push({ height: h, hash, deposits: this.depositsOf(block), txids: block.tx.map((t) => t.txid) });
       next = { height: h, hash };
     }
@@ -111,7 +99,7 @@ export class UtxoAdapter implements ChainAdapter {
       // Coinbase outputs cannot be spent for 100 blocks; a payment gateway does not take them.
       if (tx.vin.some((i) => i.coinbase !== undefined)) continue;
       for (const v of tx.vout) {
-        const address = v.scriptPubKey.address ?? (v.scriptPubKey.addresses?.length === 1 ? v.scriptPubKey.addresses[0] : undefined);
+        const address = this.canonical(v.scriptPubKey.address ?? (v.scriptPubKey.addresses?.length === 1 ? v.scriptPubKey.addresses[0] : undefined));
         const amount = toSats(v.value);
         if (!address || amount === 0n) continue;
         out.push({
@@ -129,10 +117,20 @@ export class UtxoAdapter implements ChainAdapter {
     return out;
   }
 
+  /** The spelling address_in has: bchd prints a CashAddr without its prefix. Other coins' nodes print it already. */
+  private canonical(address: string | undefined): string | undefined {
+    if (!address || !this.cashAddr) return address;
+    try {
+      return canonicalUtxoAddress(utxoNetwork(this.network, this.opts.mode), address);
+    } catch {
+      return address;
+    }
+  }
+
   async confirmations(d: ObservedDeposit): Promise<Confirmations> {
     const height = await this.rpc.call<number>('getblockcount');
     try {
-      const header = await this.rpc.call<{ confirmations: number }>('getblockheader', [d.blockHash, true]);
+      const header = await this.node.header(d.blockHash);
       // Bitcoin Core reports -1 for a block that is known but not on the active chain.
       if (header.confirmations >= 1) return { status: 'confirmed', confirmations: header.confirmations };
     } catch (e) {
@@ -146,9 +144,9 @@ export class UtxoAdapter implements ChainAdapter {
   /** The orphaned deposit's transaction mined again elsewhere (needs -txindex to be found); else a reorg reading. */
   private async reincluded(d: ObservedDeposit, height: bigint): Promise<Confirmations> {
     try {
-      const tx = await this.rpc.call<{ confirmations?: number; blockhash?: string }>('getrawtransaction', [d.txid, true]);
+      const tx = await this.node.txInfo(d.txid);
       if (tx.blockhash && tx.confirmations && tx.confirmations >= 1) {
-        const header = await this.rpc.call<{ height: number; confirmations: number }>('getblockheader', [tx.blockhash, true]);
+        const header = await this.node.header(tx.blockhash);
         if (header.confirmations >= 1) {
           return { status: 'confirmed', confirmations: header.confirmations, block: { number: BigInt(header.height), hash: tx.blockhash } };
         }
@@ -161,7 +159,7 @@ export class UtxoAdapter implements ChainAdapter {
 
   async estimateForwardCost(ticker: string, priority: Priority): Promise<ForwardCostEstimate> {
     this.assertTicker(ticker);
-    const rate = await feeRate(this.rpc, priority, this.opts.fallbackFeeRate);
+    const rate = await feeRate(this.node, priority, this.opts.fallbackFeeRate);
     const net = deriveUtxoKey(this.opts.seed, this.network, this.opts.mode, 0n).network;
     return { networkFee: forwardFeeEstimate(net.coin, net.segwit, rate), sponsorCost: 0n };
   }
@@ -171,7 +169,7 @@ export class UtxoAdapter implements ChainAdapter {
     if (!this.validateAddress(req.addressOut)) throw new InvalidRequestError(`not a ${this.network} address: ${req.addressOut}`);
     const key = deriveUtxoKey(this.opts.seed, this.network, this.opts.mode, req.derivationIndex);
     if (key.address !== req.deposit.recipient) throw new InvalidRequestError('derivation index does not own the deposit address');
-    return prepareUtxoForward({ rpc: this.rpc, network: this.network, key, fallbackFeeRate: this.opts.fallbackFeeRate }, req);
+    return prepareUtxoForward({ node: this.node, network: this.network, key, fallbackFeeRate: this.opts.fallbackFeeRate }, req);
   }
 
   async broadcast(plan: ForwardPlan): Promise<void> {
@@ -180,8 +178,7 @@ export class UtxoAdapter implements ChainAdapter {
         await this.rpc.call<string>('sendrawtransaction', [tx.raw]);
       } catch (e) {
         if (!(e instanceof RpcError)) throw e;
-        const msg = e.message.toLowerCase();
-        if (ALREADY_KNOWN.some((k) => msg.includes(k))) continue;
+        if (await this.node.alreadyKnown(e.message)) continue;
         throw new BroadcastRejectedError(`${tx.txid} rejected: ${e.message}`, { cause: e });
       }
     }
@@ -189,9 +186,10 @@ export class UtxoAdapter implements ChainAdapter {
 
   async forwardStatus(plan: ForwardPlan): Promise<ForwardStatus> {
     try {
-      const tx = await this.rpc.call<{ confirmations?: number; blockhash?: string }>('getrawtransaction', [plan.txidOut, true]);
+      const tx = await this.node.txInfo(plan.txidOut);
       if (!tx.blockhash || !tx.confirmations) return { status: 'pending', known: true };
-      const header = await this.rpc.call<{ height: number }>('getblockheader', [tx.blockhash, true]);
+      const header = await this.node.header(tx.blockhash);
+      if (header.confirmations < 1) return { status: 'pending', known: true };
       return { status: 'confirmed', blockNumber: BigInt(header.height), blockHash: tx.blockhash };
     } catch (e) {
       // Unknown to the node (evicted, or a lagging node): the deposit outpoint it spends is ours alone, so

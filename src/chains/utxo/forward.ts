@@ -8,8 +8,9 @@ import {
   type ForwardRequest,
 } from '../adapter';
 import { utxoOutputScript, type UtxoKey } from '../addresses';
+import type { DialectNode } from './dialect';
 import { signForkIdSpend, zip317Fee } from './forkid';
-import { BitcoinRpc, RpcError, toSats } from './rpc';
+import { toSats } from './rpc';
 
 /** Confirmation target (blocks) of estimatesmartfee per priority. */
 const TARGET: Record<Priority, number> = { fast: 2, default: 6, slow: 24 };
@@ -23,17 +24,12 @@ function dustLimit(coin: string, segwit: boolean): bigint {
 }
 
 /** Fee rate in sat/vB for a priority, rounded up; the fallback when the node has no estimate. */
-export async function feeRate(rpc: BitcoinRpc, priority: Priority, fallback = FALLBACK_RATE): Promise<bigint> {
-  try {
-    const est = await rpc.call<{ feerate?: string; errors?: string[] }>('estimatesmartfee', [TARGET[priority]]);
-    if (!est.feerate) return fallback;
-    const perKvB = toSats(est.feerate);
-    const rate = (perKvB + 999n) / 1000n;
-    return rate > 0n ? rate : 1n;
-  } catch (e) {
-    if (e instanceof RpcError) return fallback;
-    throw e;
-  }
+export async function feeRate(node: DialectNode, priority: Priority, fallback = FALLBACK_RATE): Promise<bigint> {
+  const perKvBText = await node.feeRate(TARGET[priority]);
+  if (!perKvBText) return fallback;
+  const perKvB = toSats(perKvBText);
+  const rate = (perKvB + 999n) / 1000n;
+  return rate > 0n ? rate : 1n;
 }
 
 /** vsize of a 1-input transaction spending `segwit` P2WPKH (else P2PKH) into `outputs` outputs, rounded up. */
@@ -50,7 +46,7 @@ export function forwardFeeEstimate(coin: string, segwit: boolean, rate: bigint, 
 }
 
 export interface UtxoForwardContext {
-  rpc: BitcoinRpc;
+  node: DialectNode;
   network: string;
   key: UtxoKey;
   fallbackFeeRate?: bigint;
@@ -113,8 +109,8 @@ export function signUtxoSpend(spend: UtxoSpend): { raw: string; txid: string; fo
 
 /** Reads the fee rate (and a legacy input's previous transaction) from the node, then signs. */
 export async function prepareUtxoForward(ctx: UtxoForwardContext, req: ForwardRequest): Promise<ForwardPlan> {
-  const rate = await feeRate(ctx.rpc, req.priority, ctx.fallbackFeeRate);
-  const prevTxHex = ctx.key.network.segwit || ['bch', 'zec'].includes(ctx.key.network.coin) ? undefined : await ctx.rpc.call<string>('getrawtransaction', [req.deposit.txid, false]);
+  const rate = await feeRate(ctx.node, req.priority, ctx.fallbackFeeRate);
+  const prevTxHex = ctx.key.network.segwit || ['bch', 'zec'].includes(ctx.key.network.coin) ? undefined : await ctx.node.rawTx(req.deposit.txid);
   const s = signUtxoSpend({
     key: ctx.key,
     outpoint: { txid: req.deposit.txid, vout: req.deposit.index, amount: req.deposit.amount },

@@ -1,0 +1,83 @@
+/**
+ * The local UTXO nodes of the embedded default, started side by side: litecoind, the Bitcoin node (Bitcoin
+ * Knots, or btcd) and bchd, each when installed (src/chains/devnet/binaries.ts) unless asked for explicitly.
+ * Each mines a block every `blockIntervalMs` so that confirmations rise by themselves.
+ */
+import { bitcoinCashNode, bitcoinNode, litecoinNode, type NodeCommand } from './binaries';
+import { startBtcdNode } from './btcd-node';
+import { startCoreNode } from './core-node';
+import { utxoDriver, type UtxoNodeState } from './utxo-drive';
+
+export type UtxoNetworkId = 'litecoin' | 'bitcoin' | 'bitcoincash';
+
+export interface UtxoDevnetOptions {
+  /** true: must start (an error when not installed); false: not started; undefined: when installed. */
+  litecoin?: boolean;
+  bitcoin?: boolean;
+  bitcoincash?: boolean;
+  /** 0: blocks only on request. */
+  blockIntervalMs: number;
+}
+
+export interface UtxoDevnets {
+  states: Partial<Record<UtxoNetworkId, UtxoNodeState>>;
+  pids: number[];
+  stop(): Promise<void>;
+}
+
+const INSTALL = 'npm run devnet -- install';
+
+async function startOne(dir: string, network: UtxoNetworkId, cmd: NodeCommand): Promise<{ state: UtxoNodeState; pid: number; stop: () => Promise<void> }> {
+  if (cmd.family === 'core') {
+    // Core 29 (Knots) dropped UPnP and warns about -upnp; litecoind (Core 0.21) still has it.
+    const n = await startCoreNode({ dir, cmd, extraArgs: cmd.name === 'litecoind' ? ['-upnp=0'] : [] });
+    return { state: { family: 'core', node: cmd.name, rpcUrl: n.rpcUrl, walletUrl: n.walletUrl, minerAddress: n.minerAddress }, pid: n.pid, stop: n.stop };
+  }
+  if (network === 'litecoin') throw new Error('litecoin runs on litecoind only');
+  const n = await startBtcdNode({ dir, cmd, network });
+  return { state: { family: 'btcd', node: cmd.name, rpcUrl: n.rpcUrl, customer: n.customer }, pid: n.pid, stop: n.stop };
+}
+
+export async function startUtxoDevnets(dir: string, opts: UtxoDevnetOptions): Promise<UtxoDevnets> {
+  const wanted: [UtxoNetworkId, boolean | undefined, NodeCommand | undefined][] = [
+    ['litecoin', opts.litecoin, litecoinNode()],
+    ['bitcoin', opts.bitcoin, bitcoinNode()],
+    ['bitcoincash', opts.bitcoincash, bitcoinCashNode()],
+  ];
+  const jobs: [UtxoNetworkId, ReturnType<typeof startOne>][] = [];
+  for (const [network, want, cmd] of wanted) {
+    if (want === false || (want === undefined && !cmd)) continue;
+    if (!cmd) {
+      jobs.push([network, Promise.reject(new Error(`no local ${network} node is installed: ${INSTALL}`))]);
+      continue;
+    }
+    jobs.push([network, startOne(dir, network, cmd)]);
+  }
+  const settled = await Promise.allSettled(jobs.map(([, p]) => p));
+  const stops: (() => Promise<void>)[] = [];
+  const states: UtxoDevnets['states'] = {};
+  const pids: number[] = [];
+  settled.forEach((r, i) => {
+    if (r.status !== 'fulfilled') return;
+    stops.push(r.value.stop);
+    pids.push(r.value.pid);
+    states[jobs[i][0]] = r.value.state;
+  });
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch(() => undefined);
+  };
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
+    await stop();
+    throw failed.reason;
+  }
+  if (opts.blockIntervalMs > 0) {
+    for (const [network, st] of Object.entries(states) as [UtxoNetworkId, UtxoNodeState][]) {
+      const drive = utxoDriver(network, st);
+      const timer = setInterval(() => void drive.mine(1).catch(() => undefined), opts.blockIntervalMs);
+      timer.unref();
+      stops.push(async () => clearInterval(timer));
+    }
+  }
+  return { states, pids, stop };
+}
