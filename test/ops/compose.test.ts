@@ -7,6 +7,7 @@ import { refuseSecrets } from '../../src/runtime/services';
 import { SEARCH_ATTRIBUTES } from '../../src/domain/search-attributes';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowsEntry } from '../../src/temporal/worker';
+import { OPS_DIR, TEMPORAL_SERVER_VERSION, temporalServerEnv } from '../helpers/temporal-server';
 
 /** Docker cannot run here, so the compose file and Dockerfile are checked against the code they deploy. */
 const root = path.resolve(__dirname, '../..');
@@ -37,9 +38,8 @@ describe('docker-compose.yml', () => {
     );
     expect(services.postgres.image).toMatch(/^postgres:/);
     expect(services['temporal-schema'].image).toMatch(/^temporalio\/admin-tools:/);
-    expect(String(services['temporal-schema'].command)).toContain('temporal-sql-tool');
     expect(services.temporal.image).toMatch(/^temporalio\/server:/);
-    expect(services.temporal.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgres' });
+    expect(services.temporal.environment).toMatchObject({ POSTGRES_SEEDS: 'postgres' });
     expect(Number(services.temporal.environment!.NUM_HISTORY_SHARDS)).toBeGreaterThanOrEqual(128);
     expect(services['temporal-ui'].image).toMatch(/^temporalio\/ui:/);
   });
@@ -63,10 +63,11 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('registers exactly the search attributes the workflows set', () => {
-    const cmd = String(services['temporal-setup'].command);
-    for (const sa of SEARCH_ATTRIBUTES) expect(cmd).toContain(sa.name);
-    expect(cmd).toContain('--type Keyword');
+  it('registers exactly the search attributes the workflows set, in the namespace the gateway uses', () => {
+    const script = fs.readFileSync(path.join(OPS_DIR, 'setup-namespace.sh'), 'utf8');
+    const registered = [...script.matchAll(/--name (\w+) --type (\w+)/g)].map((m) => `${m[1]}=${m[2]}`).sort();
+    expect(registered).toEqual(SEARCH_ATTRIBUTES.map((sa) => `${sa.name}=Keyword`).sort());
+    expect(services['temporal-setup'].environment!.TEMPORAL_NAMESPACE).toBe(services['gateway-worker'].environment!.TEMPORAL_NAMESPACE);
   });
 
   it.each(gateway)('%s: every variable is one the gateway reads, and the values pass its config schema', (name) => {
@@ -123,6 +124,58 @@ describe('docker-compose.yml', () => {
     for (const k of ['SIGNING_KEY_FILE', 'GATEWAY_MNEMONIC_FILE', 'GATEWAY_MNEMONIC', 'SIGNING_KEY_PEM']) expect(api.environment).not.toHaveProperty(k);
     expect(() => refuseSecrets(loadConfig(Object.fromEntries(Object.entries(api.environment!).map(([k, v]) => [k, substitute(String(v))]))))).not.toThrow();
     expect(Object.values(compose.secrets).every((s) => s.file.startsWith('./secrets/'))).toBe(true);
+  });
+});
+
+/**
+ * The production-topology tests (test/helpers/temporal-server.ts) start the Temporal server that compose
+ * runs: the same version (ops/temporal/VERSION, built by scripts/setup-temporal-server.js) and the same
+ * configuration files and setup scripts from ops/temporal; only addresses, ports and passwords differ.
+ */
+describe('Temporal server: docker-compose.yml and the production-topology tests agree', () => {
+  const mount = './ops/temporal:/etc/gateway-temporal:ro';
+  const template = fs.readFileSync(path.join(OPS_DIR, 'config.yaml'), 'utf8');
+  /** Every variable config.yaml reads, and those it refuses to run without. */
+  const templateVariables = new Set([...template.matchAll(/env "([A-Z_]+)"/g)].map((m) => m[1]));
+  const required = /range list ((?:"[A-Z_]+" ?)+)/.exec(template)![1].match(/[A-Z_]+/g)!;
+  const env = services.temporal.environment!;
+
+  it('runs the server and admin tools of the version the tests build', () => {
+    expect(TEMPORAL_SERVER_VERSION).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(services.temporal.image).toBe(`temporalio/server:${TEMPORAL_SERVER_VERSION}`);
+    expect(services['temporal-schema'].image).toBe(`temporalio/admin-tools:${TEMPORAL_SERVER_VERSION}`);
+    expect(services['temporal-setup'].image).toBe(`temporalio/admin-tools:${TEMPORAL_SERVER_VERSION}`);
+  });
+
+  it('starts the server with ops/temporal/config.yaml and its dynamic config, mounted read-only', () => {
+    expect(services.temporal.volumes).toContain(mount);
+    expect(env.TEMPORAL_SERVER_CONFIG_FILE_PATH).toBe('/etc/gateway-temporal/config.yaml');
+    expect(env.DYNAMIC_CONFIG_FILE_PATH).toBe('/etc/gateway-temporal/dynamicconfig.yaml');
+    expect(template.split('\n')[0]).toBe('# enable-template');
+  });
+
+  it('sets every variable the configuration requires, and none it does not read', () => {
+    for (const v of required) expect({ v, set: Boolean(env[v]) }).toEqual({ v, set: true });
+    const imageVariables = ['TEMPORAL_SERVER_CONFIG_FILE_PATH', 'TEMPORAL_ALLOW_NO_AUTH'];
+    for (const k of Object.keys(env)) expect(templateVariables.has(k) || imageVariables.includes(k) ? k : `unread ${k}`).toBe(k);
+  });
+
+  it('the tests run the server with the same settings; only addresses and ports differ', () => {
+    const test = temporalServerEnv({ pgUrl: 'postgres://postgres:pw@127.0.0.1:5999/postgres' });
+    const placement = /^(POSTGRES_SEEDS|DB_PORT|POSTGRES_USER|POSTGRES_PWD|BIND_ON_IP|TEMPORAL_BROADCAST_ADDRESS|DYNAMIC_CONFIG_FILE_PATH|TEMPORAL_SERVER_CONFIG_FILE_PATH|LOG_LEVEL|[A-Z_]+_PORT)$/;
+    const decisive = (e: Record<string, string>) => Object.fromEntries(Object.entries(e).filter(([k]) => !placement.test(k)));
+    expect(decisive(test)).toEqual(decisive(env));
+    for (const v of required) expect({ v, set: Boolean(test[v]) }).toEqual({ v, set: true });
+    expect(path.basename(test.DYNAMIC_CONFIG_FILE_PATH)).toBe(path.basename(env.DYNAMIC_CONFIG_FILE_PATH));
+  });
+
+  it('makes the schema and the namespace with the scripts the tests run', () => {
+    expect(services['temporal-schema'].volumes).toContain(mount);
+    expect(services['temporal-schema'].entrypoint).toEqual(['/bin/sh', '/etc/gateway-temporal/setup-schema.sh']);
+    expect(services['temporal-setup'].volumes).toContain(mount);
+    expect(services['temporal-setup'].entrypoint).toEqual(['/bin/sh', '/etc/gateway-temporal/setup-namespace.sh']);
+    expect(services['temporal-schema'].environment).toMatchObject({ SQL_PLUGIN: 'postgres12', SQL_HOST: 'postgres', SQL_USER: 'gateway' });
+    for (const f of ['setup-schema.sh', 'setup-namespace.sh', 'dynamicconfig.yaml']) expect(fs.existsSync(path.join(OPS_DIR, f))).toBe(true);
   });
 });
 

@@ -1,0 +1,177 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Connection } from '@temporalio/client';
+import { resolveTemporalCli } from '../../src/temporal/binaries';
+import { freePort } from '../../src/temporal/devserver';
+import { isAlive } from './process';
+
+/**
+ * The production Temporal shape, as docker-compose.yml runs it: the Temporal server of ops/temporal/VERSION
+ * (built by scripts/setup-temporal-server.js) on PostgreSQL with SQL visibility, started with
+ * ops/temporal/config.yaml and dynamicconfig.yaml, its schema made by ops/temporal/setup-schema.sh and its
+ * namespace and search attributes by ops/temporal/setup-namespace.sh: the same files the compose services
+ * run. Every port is a free loopback port; the process is stopped and killed by its PID.
+ */
+const ROOT = path.resolve(__dirname, '../..');
+export const OPS_DIR = path.join(ROOT, 'ops/temporal');
+export const TEMPORAL_SERVER_VERSION = fs.readFileSync(path.join(OPS_DIR, 'VERSION'), 'utf8').trim();
+const BIN = path.join(ROOT, '.tools/temporal-server/bin');
+const run = promisify(execFile);
+
+/** The template's port variables: every one gets a free loopback port, kept across restarts. */
+const PORT_VARIABLES = [
+  'FRONTEND_GRPC_PORT', 'FRONTEND_HTTP_PORT', 'FRONTEND_MEMBERSHIP_PORT', 'MATCHING_GRPC_PORT', 'MATCHING_MEMBERSHIP_PORT',
+  'HISTORY_GRPC_PORT', 'HISTORY_MEMBERSHIP_PORT', 'WORKER_GRPC_PORT', 'WORKER_MEMBERSHIP_PORT',
+] as const;
+
+export interface TemporalServer {
+  address: string;
+  namespace: string;
+  version: string;
+  /** The environment the server process runs with (config.yaml's variables). */
+  env: Record<string, string>;
+  logFile: string;
+  pid(): number | undefined;
+  /** Stops the server (SIGKILL: a crash, or SIGTERM: a graceful stop) and starts it again on the same ports. */
+  restart(signal?: 'SIGKILL' | 'SIGTERM'): Promise<{ downMs: number }>;
+  stop(): Promise<void>;
+}
+
+export function temporalServerBinaries(): { server: string; sqlTool: string } {
+  const server = process.env.TEMPORAL_SERVER_PATH || path.join(BIN, 'temporal-server');
+  const sqlTool = process.env.TEMPORAL_SQL_TOOL_PATH || path.join(BIN, 'temporal-sql-tool');
+  for (const p of [server, sqlTool]) {
+    if (!fs.existsSync(p)) throw new Error(`${p} is missing: node scripts/setup-temporal-server.js builds it (npm test's pretest does)`);
+  }
+  return { server, sqlTool };
+}
+
+/**
+ * The server's environment: config.yaml's variables for a PostgreSQL at `pgUrl`, with the settings of
+ * docker-compose.yml's temporal service (test/ops/compose.test.ts compares them) and loopback placement.
+ */
+export function temporalServerEnv(o: { pgUrl: string; ports?: Record<string, string> }): Record<string, string> {
+  const pg = new URL(o.pgUrl);
+  return {
+    POSTGRES_SEEDS: pg.hostname,
+    DB_PORT: pg.port || '5432',
+    POSTGRES_USER: decodeURIComponent(pg.username),
+    POSTGRES_PWD: decodeURIComponent(pg.password),
+    DBNAME: 'temporal',
+    VISIBILITY_DBNAME: 'temporal_visibility',
+    NUM_HISTORY_SHARDS: '512',
+    BIND_ON_IP: '127.0.0.1',
+    TEMPORAL_BROADCAST_ADDRESS: '127.0.0.1',
+    DYNAMIC_CONFIG_FILE_PATH: path.join(OPS_DIR, 'dynamicconfig.yaml'),
+    TEMPORAL_ALLOW_NO_AUTH: 'true',
+    LOG_LEVEL: 'warn',
+    ...o.ports,
+  };
+}
+
+async function waitForFrontend(address: string, child: ChildProcess, logFile: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      const tail = fs.readFileSync(logFile, 'utf8').split('\n').slice(-20).join('\n');
+      throw new Error(`Temporal server exited (code ${child.exitCode}, signal ${child.signalCode}):\n${tail}`);
+    }
+    try {
+      const conn = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        await conn.healthService.check({});
+        return;
+      } finally {
+        await conn.close();
+      }
+    } catch (e) {
+      if (Date.now() > deadline) throw new Error(`Temporal server at ${address} did not answer within ${timeoutMs} ms: ${String(e)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+/**
+ * Makes the schema in the PostgreSQL server of `pgUrl`, starts the server and registers the namespace and
+ * the search attributes. `dir` receives the server's log.
+ */
+export async function startTemporalServer(o: { pgUrl: string; dir: string; namespace?: string; log?: (l: string) => void }): Promise<TemporalServer> {
+  const { server, sqlTool } = temporalServerBinaries();
+  const cli = resolveTemporalCli();
+  if (!cli) throw new Error('the Temporal CLI is missing: node scripts/setup-temporal.js installs it');
+  const log = o.log ?? (() => undefined);
+  const pg = new URL(o.pgUrl);
+  const namespace = o.namespace ?? 'default';
+  const reported = await run(server, ['--version']).then((r) => `${r.stdout}${r.stderr}`);
+  if (!reported.includes(TEMPORAL_SERVER_VERSION)) throw new Error(`${server} is not Temporal ${TEMPORAL_SERVER_VERSION} (${reported.trim()}): node scripts/setup-temporal-server.js`);
+  const t0 = Date.now();
+  await run('sh', [path.join(OPS_DIR, 'setup-schema.sh')], {
+    env: {
+      ...process.env, TEMPORAL_SQL_TOOL: sqlTool, SQL_HOST: pg.hostname, SQL_PORT: pg.port || '5432',
+      SQL_USER: decodeURIComponent(pg.username), SQL_PASSWORD: decodeURIComponent(pg.password),
+    },
+    timeout: 120_000,
+  });
+  log(`Temporal schema ready in ${Date.now() - t0} ms`);
+
+  const ports: Record<string, string> = {};
+  for (const v of PORT_VARIABLES) ports[v] = String(await freePort('127.0.0.1'));
+  const env = temporalServerEnv({ pgUrl: o.pgUrl, ports });
+  const address = `127.0.0.1:${ports.FRONTEND_GRPC_PORT}`;
+  fs.mkdirSync(o.dir, { recursive: true });
+  const logFile = path.join(o.dir, 'temporal-server.log');
+  let child: ChildProcess | undefined;
+
+  const launch = async () => {
+    const fd = fs.openSync(logFile, 'a');
+    child = spawn(server, ['--config-file', path.join(OPS_DIR, 'config.yaml'), 'start'], {
+      // Only what the server needs: the config's variables and a PATH, nothing of the test's environment.
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+      stdio: ['ignore', fd, fd],
+    });
+    fs.closeSync(fd);
+    await waitForFrontend(address, child, logFile, 120_000);
+  };
+  const halt = async (signal: 'SIGKILL' | 'SIGTERM') => {
+    const c = child;
+    if (!c?.pid || c.exitCode !== null || c.signalCode !== null) return;
+    const exited = new Promise<void>((r) => c.once('exit', () => r()));
+    process.kill(c.pid, signal);
+    const timer = setTimeout(() => c.pid && isAlive(c.pid) && process.kill(c.pid, 'SIGKILL'), 30_000);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  const t1 = Date.now();
+  await launch();
+  log(`Temporal server ${TEMPORAL_SERVER_VERSION} answering at ${address} after ${Date.now() - t1} ms`);
+  try {
+    await run('sh', [path.join(OPS_DIR, 'setup-namespace.sh')], {
+      env: { ...process.env, TEMPORAL_CLI: cli, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace },
+      timeout: 180_000,
+    });
+  } catch (e) {
+    await halt('SIGKILL');
+    throw e;
+  }
+  log(`namespace ${namespace} and search attributes registered after ${Date.now() - t1} ms`);
+  return {
+    address,
+    namespace,
+    version: TEMPORAL_SERVER_VERSION,
+    env,
+    logFile,
+    pid: () => child?.pid,
+    async restart(signal = 'SIGKILL') {
+      const t = Date.now();
+      await halt(signal);
+      await launch();
+      return { downMs: Date.now() - t };
+    },
+    async stop() {
+      await halt('SIGTERM');
+    },
+  };
+}
