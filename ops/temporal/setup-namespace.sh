@@ -26,3 +26,11 @@ until "$cli" operator search-attribute create --namespace "$ns" \
   [ "$tries" -lt 30 ] || { echo "search attributes of $ns could not be registered" >&2; exit 1; }
   sleep 1
 done
+# The server roles learn the new attributes at their next namespace cache refresh: done once a visibility
+# query naming all five is accepted (the gateway's workers set them on every deposit workflow).
+tries=0
+until "$cli" workflow count --namespace "$ns" --query 'GatewayTicker = "" AND GatewayCallbackHost = "" AND GatewayPaymentUuid = "" AND GatewayTxidIn = "" AND GatewayStage = ""' >/dev/null 2>&1; do
+  tries=$((tries + 1))
+  [ "$tries" -lt 60 ] || { echo "search attributes of $ns not usable in queries" >&2; exit 1; }
+  sleep 1
+done

@@ -9,31 +9,38 @@ import type { Supervised } from './drill-procs';
 
 /**
  * SIGKILLs the worker running a lifecycle whose forward is stored but not yet included: the one named by
- * the workflow's pending activity (a worker's identity is `pid@host`), else every worker, so that the
- * one holding the lifecycle is certainly among them. Says whom it killed and why.
+ * the workflow's pending activity (a worker's identity is `pid@host`), watched for up to `withinMs`; when
+ * no activity is in flight by then, every worker, so that the one holding the lifecycle is certainly among
+ * them. Says whom it killed and why.
  */
-export async function killForwardingWorker(databaseUrl: string, address: string, namespace: string, workers: Supervised[]): Promise<string> {
+export async function killForwardingWorker(databaseUrl: string, address: string, namespace: string, workers: Supervised[], withinMs = 15_000): Promise<string> {
   const pool = new Pool({ connectionString: databaseUrl, max: 1 });
   const connection = await Connection.connect({ address });
+  const client = new Client({ connection, namespace });
   try {
-    const { rows } = await pool.query<{ deposit_key: string; ticker: string }>(
-      `SELECT deposit_key, ticker FROM payments WHERE forward_raw IS NOT NULL AND snapshot IS NULL ORDER BY last_update DESC NULLS LAST LIMIT 1`,
-    );
-    const row = rows[0];
-    if (row) {
-      const d = await new Client({ connection, namespace }).workflow.getHandle(row.deposit_key).describe();
-      for (const a of d.raw.pendingActivities ?? []) {
-        const pid = Number(/^(\d+)@/.exec(a.lastWorkerIdentity ?? '')?.[1]);
-        const w = workers.find((x) => x.child()?.pid === pid && x.alive());
-        if (w) {
-          w.kill();
-          return `${w.name} (pid ${pid}), running ${a.activityType?.name} of the ${row.ticker} forward ${row.deposit_key}`;
+    const end = Date.now() + withinMs;
+    let last: { deposit_key: string; ticker: string } | undefined;
+    while (Date.now() < end) {
+      const { rows } = await pool.query<{ deposit_key: string; ticker: string }>(
+        `SELECT deposit_key, ticker FROM payments WHERE forward_raw IS NOT NULL AND snapshot IS NULL`,
+      );
+      for (const row of rows) {
+        last = row;
+        const d = await client.workflow.getHandle(row.deposit_key).describe();
+        for (const a of d.raw.pendingActivities ?? []) {
+          const pid = Number(/^(\d+)@/.exec(a.lastWorkerIdentity ?? '')?.[1]);
+          const w = workers.find((x) => x.child()?.pid === pid && x.alive());
+          if (w) {
+            w.kill();
+            return `${w.name} (pid ${pid}), running ${a.activityType?.name} of the ${row.ticker} forward ${row.deposit_key}`;
+          }
         }
       }
+      await new Promise((r) => setTimeout(r, 50));
     }
     const alive = workers.filter((w) => w.alive());
     for (const w of alive) w.kill();
-    return `${alive.map((w) => w.name).join(' and ')} (no pending activity named its worker), ${row ? `the ${row.ticker} forward ${row.deposit_key} stored, not included` : 'no forward found'}`;
+    return `${alive.map((w) => w.name).join(' and ')} (no activity in flight named its worker within ${withinMs} ms), ${last ? `the ${last.ticker} forward ${last.deposit_key} stored, not included` : 'no forward stored'}`;
   } finally {
     await connection.close();
     await pool.end();

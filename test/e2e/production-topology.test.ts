@@ -19,7 +19,7 @@ beforeAll(async () => {
   console.log(
     [
       ...report.events,
-      formatCounts(report.counts, { temporalDownMs: report.temporalDownMs, pgDownMs: report.pgDownMs, settled: String(report.settled), durationS: Math.round(report.durationMs / 1000) }),
+      formatCounts(report.counts, { temporalDownMs: report.temporalDownMs, pgDownMs: report.pgDownMs, temporalSurvivedPgRestart: String(report.temporalSurvivedPgRestart), settled: String(report.settled), durationS: Math.round(report.durationMs / 1000) }),
       `killed mid-forward: ${report.killed}`,
       `search attributes: ${JSON.stringify(report.searchAttributes)}`,
       ...report.stuck.map((s) => `stuck: ${s.ticker} ${s.uuid} ${s.result} workflow ${s.workflow} reason ${s.reason} pending [${s.pending.join(' | ')}]`),
@@ -36,6 +36,7 @@ describe('production topology: Temporal server on PostgreSQL, split processes, f
     expect(report.killed).toEqual(expect.any(String));
     expect(report.temporalDownMs).not.toBeNull();
     expect(report.pgDownMs).not.toBeNull();
+    expect(report.temporalSurvivedPgRestart).toBe(true);
   });
 
   it('every deposit is done, forwarded once, and every other count is 0, counted on chain', () => {

@@ -37,6 +37,8 @@ export interface TopologyReport {
   killed: string | null;
   temporalDownMs: number | null;
   pgDownMs: number | null;
+  /** The Temporal server outlived the PostgreSQL restart: the same process answered to the end. */
+  temporalSurvivedPgRestart: boolean | null;
   searchAttributes: SearchAttributeCounts;
   settled: boolean;
   stuck: StuckEvidence[];
@@ -175,8 +177,10 @@ export async function runProductionTopology(o: { waves: number; settleMs: number
     }
     // Fault 3: PostgreSQL restarted (fast shutdown) under the gateway and the Temporal server at once.
     let pgDownMs: number | null = null;
+    let temporalPid: number | undefined;
     if (o.waves > 2) {
       await wave(2);
+      temporalPid = temporal.pid();
       pgDownMs = (await pg.restart()).downMs;
       stage(`PostgreSQL restarted, down ${pgDownMs} ms`);
     }
@@ -205,8 +209,9 @@ export async function runProductionTopology(o: { waves: number; settleMs: number
     const searchAttributes = await searchAttributeCounts(temporal.address, temporal.namespace, TOPOLOGY_TICKERS, sample);
     const stuck = await stuckEvidence(gatewayDb, temporal.address, temporal.namespace).catch(() => [] as StuckEvidence[]);
     for (const d of sup.deaths) stage(`death: ${d.name} code=${d.code} signal=${d.signal}: ${d.why}`);
+    const temporalSurvivedPgRestart = temporalPid === undefined ? null : temporal.pid() === temporalPid && temporal.alive();
     return {
-      counts, detail, events, killed, temporalDownMs, pgDownMs, searchAttributes, settled, stuck,
+      counts, detail, events, killed, temporalDownMs, pgDownMs, temporalSurvivedPgRestart, searchAttributes, settled, stuck,
       durationMs: Date.now() - started,
       logDir: path.join(os.tmpdir(), `gw-topology-logs-${path.basename(dir)}`),
     };

@@ -34,6 +34,8 @@ export interface TemporalServer {
   env: Record<string, string>;
   logFile: string;
   pid(): number | undefined;
+  /** Whether the server process is running (it never restarts by itself). */
+  alive(): boolean;
   /** Stops the server (SIGKILL: a crash, or SIGTERM: a graceful stop) and starts it again on the same ports. */
   restart(signal?: 'SIGKILL' | 'SIGTERM'): Promise<{ downMs: number }>;
   stop(): Promise<void>;
@@ -69,6 +71,18 @@ export function temporalServerEnv(o: { pgUrl: string; ports?: Record<string, str
     LOG_LEVEL: 'warn',
     ...o.ports,
   };
+}
+
+/**
+ * A free loopback port below 32768: Temporal's SQL schema keeps a member's port in a SMALLINT
+ * (cluster_membership.rpc_port), so a port from the kernel's ephemeral range fails the server at start.
+ */
+async function freeLowPort(taken: string[]): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const want = 20000 + Math.floor(Math.random() * 12000);
+    if (!taken.includes(String(want)) && (await freePort('127.0.0.1', want)) === want) return want;
+  }
+  throw new Error('no free loopback port below 32768');
 }
 
 async function waitForFrontend(address: string, child: ChildProcess, logFile: string, timeoutMs: number): Promise<void> {
@@ -117,7 +131,7 @@ export async function startTemporalServer(o: { pgUrl: string; dir: string; names
   log(`Temporal schema ready in ${Date.now() - t0} ms`);
 
   const ports: Record<string, string> = {};
-  for (const v of PORT_VARIABLES) ports[v] = String(await freePort('127.0.0.1'));
+  for (const v of PORT_VARIABLES) ports[v] = String(await freeLowPort(Object.values(ports)));
   const env = temporalServerEnv({ pgUrl: o.pgUrl, ports });
   const address = `127.0.0.1:${ports.FRONTEND_GRPC_PORT}`;
   fs.mkdirSync(o.dir, { recursive: true });
@@ -164,6 +178,7 @@ export async function startTemporalServer(o: { pgUrl: string; dir: string; names
     env,
     logFile,
     pid: () => child?.pid,
+    alive: () => Boolean(child && child.exitCode === null && child.signalCode === null),
     async restart(signal = 'SIGKILL') {
       const t = Date.now();
       await halt(signal);
