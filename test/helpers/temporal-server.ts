@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
+import { dieWithParent } from '../../src/chains/devnet/process';
 import { resolveTemporalCli } from '../../src/temporal/binaries';
 import { freePort } from '../../src/temporal/devserver';
 import { isAlive } from './process';
@@ -140,7 +141,9 @@ export async function startTemporalServer(o: { pgUrl: string; dir: string; names
 
   const launch = async () => {
     const fd = fs.openSync(logFile, 'a');
-    child = spawn(server, ['--config-file', path.join(OPS_DIR, 'config.yaml'), 'start'], {
+    // It dies with this process (parent-death signal), so a crashed test run leaves no server behind.
+    const [cmd, args] = dieWithParent(server, ['--config-file', path.join(OPS_DIR, 'config.yaml'), 'start']);
+    child = spawn(cmd, args, {
       // Only what the server needs: the config's variables and a PATH, nothing of the test's environment.
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
       stdio: ['ignore', fd, fd],
