@@ -48,9 +48,9 @@ export async function killForwardingWorker(databaseUrl: string, address: string,
 }
 
 export interface SearchAttributeCounts {
-  /** Deposit workflows per GatewayTicker value. */
+  /** Payment workflows per GatewayTicker value. */
   byTicker: Record<string, number>;
-  /** Deposit workflows with GatewayStage = "done". */
+  /** Payment workflows with GatewayStage = "done". */
   done: number;
   /** Each payment UUID of a sample found by GatewayPaymentUuid: its workflow ID, or null. */
   byUuid: Record<string, string | null>;
@@ -60,7 +60,8 @@ export async function searchAttributeCounts(address: string, namespace: string, 
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace });
   try {
-    const count = async (query: string) => (await client.workflow.count(query)).count;
+    // The latest run of each payment's workflow only: a run that continued as new keeps its old attributes.
+    const count = async (query: string) => (await client.workflow.count(`${query} AND ExecutionStatus != "ContinuedAsNew"`)).count;
     const byTicker: Record<string, number> = {};
     for (const t of tickers) byTicker[t] = await count(`GatewayTicker = "${t}"`);
     const byUuid: Record<string, string | null> = {};
@@ -69,7 +70,7 @@ export async function searchAttributeCounts(address: string, namespace: string, 
       for await (const w of client.workflow.list({ query: `GatewayPaymentUuid = "${u}"` })) id = w.workflowId;
       byUuid[u] = id;
     }
-    return { byTicker, done: await count(`WorkflowType = "depositWorkflow" AND GatewayStage = "done"`), byUuid };
+    return { byTicker, done: await count('GatewayStage = "done"'), byUuid };
   } finally {
     await connection.close();
   }
