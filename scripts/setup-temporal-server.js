@@ -2,8 +2,8 @@
 // Makes sure the production Temporal server (the version in ops/temporal/VERSION, the one docker-compose.yml
 // runs) and its SQL schema tool are on this machine, for the production-topology tests. Temporal publishes
 // the server as container images and GitHub release archives only, neither reachable from here, so it is
-// built from the Go module (go.temporal.io/server) with `go install`: about 15 minutes and 3 GB of Go caches
-// from nothing on 2 cores. The binaries go to the git-ignored .tools/temporal-server/bin. The Go module and
+// built from the Go module (go.temporal.io/server) with `go install`: about 20 minutes and 4-5 GB of Go caches
+// from nothing on 2 busy cores (measured 18 and 22 minutes). The binaries go to the git-ignored .tools/temporal-server/bin. The Go module and
 // build caches and a copy of the binaries per version stay in the user's cache folder
 // (TEMPORAL_SERVER_CACHE, default ~/.cache/crypto-gateway-temporal-server), outside the clone, so that a
 // fresh clone on a kept machine (CI's) copies the binaries in a second instead of building them again.
@@ -48,7 +48,7 @@ function build() {
   const go = goBinary();
   if (!go) return 'no go toolchain (the Go callback verifier needs one too: apt-get install -y golang-go, or Go from go.dev)';
   fs.mkdirSync(cachedBin, { recursive: true });
-  log(`building Temporal server ${VERSION} and its SQL tool with ${go} (about 15 minutes from nothing; Go caches in ${cache})`);
+  log(`building Temporal server ${VERSION} and its SQL tool with ${go} (about 20 minutes from nothing on 2 cores; Go caches in ${cache})`);
   const t = Date.now();
   const env = {
     ...process.env,
@@ -57,7 +57,7 @@ function build() {
     GOCACHE: path.join(cache, 'gocache'),
     // The module names the Go it needs; another toolchain would be a download from outside the registries.
     GOTOOLCHAIN: 'local',
-    // Writable module cache, so that `rm -rf .tools` works; no VCS stamping (the module zip has no .git).
+    // Writable module cache, so that the cache folder can simply be deleted; no VCS stamping (the module zip has no .git).
     GOFLAGS: '-modcacherw -buildvcs=false',
   };
   // At low priority: the machine's other work (tests of other checkouts) keeps its share of the CPU.

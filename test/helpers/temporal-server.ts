@@ -149,7 +149,10 @@ export async function startTemporalServer(o: { pgUrl: string; dir: string; names
       stdio: ['ignore', fd, fd],
     });
     fs.closeSync(fd);
-    await waitForFrontend(address, child, logFile, 120_000);
+    await waitForFrontend(address, child, logFile, 120_000).catch(async (e: unknown) => {
+      await halt('SIGKILL'); // a server that never answered is not left running
+      throw e;
+    });
   };
   const halt = async (signal: 'SIGKILL' | 'SIGTERM') => {
     const c = child;
