@@ -81,7 +81,10 @@ export async function runProductionTopology(o: { waves: number; settleMs: number
     stops.push(() => temporal.stop());
     const seed = HdSeed.loadOrCreate({ dataDir: dir });
     // surfpool 1.5.0's surfnet stops answering after about 1,050 slots (drill.ts): 400 ms slots leave ~7 minutes.
-    const devnets = await startDevnets(path.join(dir, 'devnet'), { seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: 400 });
+    // The local Bitcoin and Bitcoin Cash nodes stay off, as in the drill: its coins are these five.
+    const devnets = await startDevnets(path.join(dir, 'devnet'), {
+      seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: 400, bitcoin: false, bitcoincash: false,
+    });
     stops.push(() => devnets.stop());
     const st = devnets.state;
 
