@@ -1,5 +1,5 @@
 // The payment workflow's activity proxies (workflows/payment.ts and its stages).
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { isCancellation, proxyActivities, proxyLocalActivities, TemporalFailure } from '@temporalio/workflow';
 import type { DeliveryActivities } from '../activities/delivery';
 import type { DepositActivities } from '../activities/deposit';
 
@@ -11,6 +11,26 @@ const RETRY = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInte
  */
 export const local = proxyLocalActivities<DepositActivities>({ startToCloseTimeout: '1 minute', retry: RETRY });
 export const localDelivery = proxyLocalActivities<DeliveryActivities>({ startToCloseTimeout: '1 minute', retry: RETRY });
+
+/**
+ * Chain readings the workflow can do without (it reads again on the next signal or fallback): retried a
+ * few times (about 4 minutes), then given up, so that a node down for hours costs a bounded number of
+ * events per run instead of one local-activity retry timer every two minutes.
+ */
+const readings = proxyLocalActivities<DepositActivities>({ startToCloseTimeout: '1 minute', retry: { ...RETRY, maximumAttempts: 6 } });
+
+/** A reading, or undefined when the node did not answer (the caller waits and reads again). */
+async function orNothing<T>(read: Promise<T>): Promise<T | undefined> {
+  try {
+    return await read;
+  } catch (e) {
+    // A local activity's failure arrives as ActivityFailure or as the activity's own ApplicationFailure.
+    if (e instanceof TemporalFailure && !isCancellation(e)) return undefined;
+    throw e;
+  }
+}
+export const readConfirmations = (uuid: string) => orNothing(readings.confirmations(uuid));
+export const readForwardFate = (uuid: string) => orNothing(readings.forwardFate(uuid));
 
 /**
  * The forward signs and broadcasts, possibly after waiting for its source's lock or a gas top-up. It

@@ -2,7 +2,7 @@
 // wake (forwardFate) decides; the watcher's `forward` signal wakes it when a block holds the forward.
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 import type { LifecycleEvent } from '../src/domain/lifecycle';
-import { forwardActs, local } from './payment-activities';
+import { forwardActs, local, readForwardFate } from './payment-activities';
 
 /** The forward's progress, carried across runs: which plan this is, and a first reading of final evidence. */
 export interface ForwardProgress {
@@ -48,7 +48,12 @@ export async function forwardStage(
     let short = w.recheckMs;
     let soon = false;
     for (;;) {
-      const fate = await local.forwardFate(uuid);
+      const fate = await readForwardFate(uuid);
+      if (fate === undefined) {
+        // The node did not answer: no reading; wait for the next signal or the fallback.
+        await w.waitHint(w.fallbackMs);
+        continue;
+      }
       if (fate.status === 'confirmed') return { type: 'forwarded' };
       if (fate.status === 'failed') return { type: 'forward_failed', reason: `forward ${txidOut} failed: ${fate.reason}` };
       if (fate.status === 'replaceable') {

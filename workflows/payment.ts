@@ -18,7 +18,7 @@ import { SA_CALLBACK_HOST, SA_PAYMENT_UUID, SA_STAGE, SA_TICKER, SA_TXID_IN } fr
 import { depositStatusQuery, type DepositStatus } from './deposit';
 import { AUTOMATIC_ATTEMPTS, newStageStatus, startPendingDelivery, type PendingDelivery, type StageStatus } from './delivery-stage';
 import { forwardStage, type ForwardProgress } from './payment-forward';
-import { local } from './payment-activities';
+import { local, readConfirmations } from './payment-activities';
 import { chainSignal, resendUpdate } from './signals';
 import { deliverConfirmed, snapshotConfirmed, type ResendState } from './payment-delivery';
 
@@ -115,8 +115,10 @@ export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflow
     let short = recheckMs;
     let soon = false;
     for (;;) {
-      const r = await local.confirmations(uuid);
-      if (r.status === 'reorged') {
+      const r = await readConfirmations(uuid);
+      if (r === undefined) {
+        // The node did not answer: no verdict either way; the next signal or the fallback reads again.
+      } else if (r.status === 'reorged') {
         const at = r.observedAt ?? '0';
         // One node's word is not enough: a verdict needs a second reading at a higher head.
         if (c.reorgAt !== null && BigInt(at) > BigInt(c.reorgAt)) return { type: 'reorged' };

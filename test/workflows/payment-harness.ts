@@ -4,6 +4,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
+import { ApplicationFailure } from '@temporalio/common';
 import type { DepositInput, ForwardFate } from '../../activities/deposit';
 import { workflowsEntry } from '../../src/temporal/worker';
 import type { PaymentWorkflowOptions } from '../../workflows/payment';
@@ -22,6 +23,8 @@ export interface Script {
   requiredConfirmations?: number;
   evaluation?: { eligible: true; evidence: boolean } | { eligible: false; reason: string };
   confirmations?: Confirmation[];
+  /** The node does not answer the first this many confirmation readings (each one fails for good). */
+  nodeDownFor?: number;
   fates?: Reading[];
   /** Merchant answers per attempt, pending and confirmed stages each in their own list. */
   pending?: Attempt[];
@@ -50,6 +53,11 @@ export function scriptedActivities(script: Script, calls: string[]) {
     }),
     evaluate: async () => script.evaluation ?? { eligible: true, evidence: true },
     confirmations: async () => {
+      if ((script.nodeDownFor ?? 0) > 0) {
+        script.nodeDownFor!--;
+        calls.push('confirmations down');
+        throw ApplicationFailure.nonRetryable('node not reachable: fetch failed', 'NodeUnavailable');
+      }
       const c = next(confirmations);
       calls.push(c.status === 'reorged' ? `confirmations reorged@${c.at}` : `confirmations ${c.confirmations}`);
       return c.status === 'reorged' ? { status: 'reorged', confirmations: 0, observedAt: String(c.at) } : c;

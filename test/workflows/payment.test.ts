@@ -123,6 +123,13 @@ describe('payment workflow: every branch', () => {
 });
 
 describe('payment workflow: bounded history', () => {
+  it('a node down for a day: each failed reading waits for the fallback, the runs stay bounded, the deposit completes', async () => {
+    const { calls, status, runLengths } = await runPayment(env, { requiredConfirmations: 2, nodeDownFor: (24 * 60) / 5, confirmations: [{ status: 'confirmed', confirmations: 2 }] });
+    expect(calls.filter((c) => c === 'confirmations down')).toHaveLength((24 * 60) / 5);
+    expect(status.state).toBe('done');
+    expect(Math.max(...runLengths)).toBeLessThan(150);
+  }, 300_000);
+
   it(`48 hours of waiting for finality, a forward stuck for hours and six attempts: every run stays under ${HISTORY_BUDGET + 50} events`, async () => {
     // One reading per 5-minute fallback for 48 h, then a day with the forward in the mempool.
     const waiting = Array.from({ length: (48 * 60) / 5 }, () => ({ status: 'confirmed' as const, confirmations: 1 }));

@@ -51,6 +51,13 @@ export interface DevnetOptions {
 
 export const DEVNET_STATE_FILE = 'devnet.json';
 
+/**
+ * surfpool 1.5.0's surfnet stops answering after about 1,050 slots whatever its slot time (measured alone:
+ * ~200 s at 200 ms slots, ~410 s at 400 ms): one-second slots give the embedded default about 17 minutes
+ * of Solana (finality, 32 slots, then takes about 32 s). README, "Chains", says so.
+ */
+export const DEFAULT_SOL_SLOT_MS = 1000;
+
 export function readDevnetState(dir: string): DevnetState {
   const file = path.join(dir, DEVNET_STATE_FILE);
   if (!fs.existsSync(file)) throw new Error(`no devnet state at ${file}: is \`npm start\` running with its local chains?`);
@@ -92,7 +99,7 @@ export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promi
     Object.assign(env, { ETHEREUM_RPC_URL: anvil.rpcUrl, ETHEREUM_CHAIN: 'regtest', ERC20_USDT_CONTRACT: anvil.tokens.erc20_usdt });
 
     const payer = sponsors?.solFeePayer;
-    const surf = await startSurfnet({ fund: payer ? [payer] : [], slotTimeMs: opts.solSlotTimeMs ?? 400 });
+    const surf = await startSurfnet({ fund: payer ? [payer] : [], slotTimeMs: opts.solSlotTimeMs ?? DEFAULT_SOL_SLOT_MS });
     stops.push(surf.stop);
     pids.push(surf.pid);
     if (previous.solana) newChains.push('solana');
