@@ -1,15 +1,14 @@
-import { createPublicKey, randomBytes } from 'node:crypto';
+import { createPublicKey } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from 'pg';
 import { startDevnets, type Devnets } from '../../src/chains/devnet';
 import { HdSeed } from '../../src/chains/keys';
 import { ensureDefaultKey } from '../../src/callbacks/signer';
 import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../src/domain/search-attributes';
 import { resolveTemporalCli } from '../../src/temporal/binaries';
 import { freePort, startDevServer } from '../../src/temporal/devserver';
-import { startPgServer } from '../../test/helpers/pg-server';
+import { benchServer } from '../lib/database';
 import { createSupervisor, type Supervisor } from '../../test/e2e/drill-procs';
 import { startObserver, type Observer } from './observer';
 import { startReceiver, type Receiver } from './receiver';
@@ -32,30 +31,6 @@ export interface Bed {
   stop(): Promise<void>;
 }
 
-async function database(): Promise<{ url: string; stop(): Promise<void> }> {
-  const shared = process.env.DATABASE_URL;
-  if (!shared) {
-    const pg = await startPgServer();
-    return { url: pg.url, stop: () => pg.stop() };
-  }
-  const name = `gw_bench_${randomBytes(5).toString('hex')}`;
-  const admin = new Client({ connectionString: shared });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(shared);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    async stop() {
-      const c = new Client({ connectionString: shared });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
-
 export async function startBed(o: { solSlotTimeMs: number; env: Record<string, string>; log: (s: string) => void }): Promise<Bed> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-bench-'));
   const stops: Array<() => Promise<void>> = [];
@@ -65,8 +40,9 @@ export async function startBed(o: { solSlotTimeMs: number; env: Record<string, s
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const db = await database();
-    stops.push(() => db.stop());
+    const server = await benchServer();
+    stops.push(() => server.stop());
+    const db = { url: await server.database() };
     const temporal = await startDevServer({
       cliPath: resolveTemporalCli()!, host: '127.0.0.1', dataDir: path.join(dir, 'temporal'), namespace: 'default', port: 0, uiPort: 0,
       searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES,
