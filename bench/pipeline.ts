@@ -24,8 +24,9 @@ import { parseArgs } from 'node:util';
 import { ASSETS } from '../src/domain/assets';
 import { drillChains, type DrillChains } from '../test/e2e/drill-chains';
 import { startBed, type Bed } from './pipeline/bed';
+import { payEvmBurst, type EvmPayment } from './pipeline/evm-burst';
 import { measureDeposits, type PaidDeposit } from './pipeline/measure';
-import { summarise, table } from './pipeline/report';
+import { phases, summarise, table } from './pipeline/report';
 
 const { values: flags } = parseArgs({
   options: {
@@ -94,30 +95,45 @@ async function createConfigs(bed: Bed, chains: DrillChains): Promise<Config[]> {
   return configs;
 }
 
-/** Pays every configuration's deposits at once (at most `limit` groups in flight per asset). */
-async function payBurst(chains: DrillChains, configs: Config[], limit = 16): Promise<{ paid: PaidDeposit[]; errors: string[]; firstAt: number; lastAt: number }> {
+/**
+ * Pays every configuration's deposits at once: the EVM transfers signed up front and sent together
+ * (evm-burst.ts), Solana and Litecoin through the drill's payer, at most `limit` groups in flight per asset.
+ */
+async function payBurst(bed: Bed, chains: DrillChains, configs: Config[], limit = 16): Promise<{ paid: PaidDeposit[]; errors: string[]; firstAt: number; lastAt: number }> {
   const paid: PaidDeposit[] = [];
   const errors: string[] = [];
   const firstAt = Date.now();
-  await Promise.all(
-    Object.keys(COUNTS).map(async (ticker) => {
-      const mine = configs.filter((c) => c.ticker === ticker);
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: Math.min(limit, mine.length) }, async () => {
-          while (next < mine.length) {
-            const c = mine[next++];
-            const amounts = Array.from({ length: c.deposits }, (_, k) => amount(ticker, next * 10 + k));
-            try {
-              for (const d of await chains.pay(ticker, c.addressIn, amounts)) paid.push({ ticker, txid: d.txid, vout: d.vout, addressIn: c.addressIn, required: c.required });
-            } catch (e) {
-              errors.push(`${ticker}: ${String(e).slice(0, 200)}`);
-            }
-          }
+  const evm = configs.filter((c) => ASSETS[c.ticker].network === 'ethereum');
+  const evmPayments = evm.flatMap((c) => Array.from({ length: c.deposits }, (_, k) => ({ config: c, payment: { ticker: c.ticker as EvmPayment['ticker'], to: c.addressIn, amount: amount(c.ticker, k) } })));
+  const paying: Promise<unknown>[] = [];
+  if (evmPayments.length) {
+    paying.push(
+      payEvmBurst(bed.devnets.state, evmPayments.map((p) => p.payment)).then((results) =>
+        results.forEach((r, i) => {
+          const c = evmPayments[i].config;
+          if (r.txid && !r.error) paid.push({ ticker: c.ticker, txid: r.txid, addressIn: c.addressIn, required: c.required });
+          else errors.push(`${c.ticker}: ${r.error ?? 'not sent'}`);
         }),
-      );
-    }),
-  );
+      ),
+    );
+  }
+  for (const ticker of Object.keys(COUNTS).filter((t) => ASSETS[t].network !== 'ethereum')) {
+    const mine = configs.filter((c) => c.ticker === ticker);
+    let next = 0;
+    const worker = async () => {
+      while (next < mine.length) {
+        const c = mine[next++];
+        const amounts = Array.from({ length: c.deposits }, (_, k) => amount(ticker, next * 10 + k));
+        try {
+          for (const d of await chains.pay(ticker, c.addressIn, amounts)) paid.push({ ticker, txid: d.txid, vout: d.vout, addressIn: c.addressIn, required: c.required });
+        } catch (e) {
+          errors.push(`${ticker}: ${String(e).slice(0, 200)}`);
+        }
+      }
+    };
+    paying.push(...Array.from({ length: Math.min(limit, mine.length) }, worker));
+  }
+  await Promise.all(paying);
   return { paid, errors, firstAt, lastAt: Date.now() };
 }
 
@@ -141,7 +157,7 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, Number(flags['ltc-block-ms'])));
       }
     })();
-    const burst = await payBurst(chains, configs);
+    const burst = await payBurst(bed, chains, configs);
     log(`${burst.paid.length} deposits paid in ${((burst.lastAt - burst.firstAt) / 1000).toFixed(1)} s${burst.errors.length ? `; payments that failed: ${burst.errors.join(' | ')}` : ''}`);
 
     const want = new Set(burst.paid.map((p) => p.ticker));
@@ -165,7 +181,8 @@ async function main(): Promise<void> {
       state: bed.devnets.state, observer: bed.observer, databaseUrl: bed.databaseUrl, temporalAddress: bed.temporalAddress, deposits: burst.paid, confirmed: bed.receiver.confirmed,
     });
     const summaries = Object.keys(COUNTS).filter((t) => want.has(t)).map((t) => summarise(t, rows));
-    console.log('\n' + table(summaries) + '\n');
+    const steps = phases(summaries.map((s) => s.ticker), rows);
+    console.log('\n' + table(summaries) + '\n\n' + steps.table + '\n');
     for (const s of summaries) {
       const bad = Object.entries(s.results).filter(([k]) => k !== 'done');
       if (bad.length || s.complete < s.paid) console.log(`${s.ticker}: ${s.complete}/${s.paid} deposits fully measured; results ${JSON.stringify(s.results)}`);
@@ -175,7 +192,7 @@ async function main(): Promise<void> {
     console.log(`receiver: ${JSON.stringify(bed.receiver.counts())}; observer late/failed polls: ${JSON.stringify(bed.observer.misses())}`);
     console.log(`gateway process deaths: ${bed.supervisor.deaths.length}; load average at the end ${load()}`);
     if (flags.json) {
-      fs.writeFileSync(flags.json, JSON.stringify({ flags, counts: COUNTS, perAddress: PER_ADDRESS, loadAtEnd: os.loadavg(), wallS: wall, summaries, deposits: rows, receiver: bed.receiver.counts(), deaths: bed.supervisor.deaths.length }, null, 2));
+      fs.writeFileSync(flags.json, JSON.stringify({ flags, counts: COUNTS, perAddress: PER_ADDRESS, loadAtEnd: os.loadavg(), wallS: wall, summaries, steps: steps.data, deposits: rows, receiver: bed.receiver.counts(), deaths: bed.supervisor.deaths.length }, null, 2));
       console.log(`per-deposit figures in ${flags.json}`);
     }
     if (!done) process.exitCode = 1;

@@ -1,4 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { Pool } from 'pg';
 import type { DevnetState } from '../../src/chains/devnet';
 import { jsonRpc } from '../../src/chains/devnet/process';
@@ -36,6 +37,18 @@ export interface DepositTimes {
   /** Events summed over all runs of the deposit's workflow, and the number of runs. */
   events?: number;
   runs?: number;
+  /** From the workflow's history (the dev server's clock, this machine's): where the time went. */
+  trace?: WorkflowTrace;
+}
+
+export interface WorkflowTrace {
+  /** First `chain` signal of kind due, and of kind forward. */
+  dueSignalAt?: number;
+  forwardSignalAt?: number;
+  /** The first forward activity: scheduled, started (a worker took it), completed. */
+  forwardScheduledAt?: number;
+  forwardStartedAt?: number;
+  forwardCompletedAt?: number;
 }
 
 /** Limits how many lookups run at once: the nodes and the machine are shared with the gateway itself. */
@@ -108,7 +121,10 @@ export async function measureDeposits(o: {
     const p = paymentById.get(id);
     t.uuid = p?.uuid;
     t.result = p?.result;
-    if (p) Object.assign(t, history.get(p.deposit_key) ?? {});
+    if (p) {
+      const h = history.get(p.deposit_key);
+      if (h) Object.assign(t, { events: h.events, runs: h.runs, trace: h.trace });
+    }
     t.height = await block(d.ticker, d.txid).catch(() => undefined);
     if (t.height !== undefined) {
       t.blockAt = o.observer.seenAt(series, t.height);
@@ -126,19 +142,48 @@ export async function measureDeposits(o: {
   return out;
 }
 
-/** Every paymentWorkflow execution's history length, summed per workflow ID over its runs (continue-as-new). */
-async function historySizes(address: string): Promise<Map<string, { events: number; runs: number }>> {
+const minDefined = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
+
+/** The moments of a run's history that say where a deposit's time went (earliest over runs). */
+type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
+
+function traceOf(events: HistoryEvent[], t: WorkflowTrace): void {
+  const forwardIds = new Set<string>();
+  for (const e of events) {
+    const at = optionalTsToMs(e.eventTime);
+    const signal = e.workflowExecutionSignaledEventAttributes;
+    if (signal?.signalName === 'chain') {
+      const data = signal.input?.payloads?.[0]?.data;
+      const kind = data ? (JSON.parse(Buffer.from(data).toString('utf8')) as { kind?: string }).kind : undefined;
+      if (kind === 'due') t.dueSignalAt = minDefined(t.dueSignalAt, at);
+      if (kind === 'forward') t.forwardSignalAt = minDefined(t.forwardSignalAt, at);
+    }
+    const scheduled = e.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name === 'forward') {
+      forwardIds.add(String(e.eventId));
+      t.forwardScheduledAt = minDefined(t.forwardScheduledAt, at);
+    }
+    const started = e.activityTaskStartedEventAttributes;
+    if (started && forwardIds.has(String(started.scheduledEventId))) t.forwardStartedAt = minDefined(t.forwardStartedAt, at);
+    const completed = e.activityTaskCompletedEventAttributes;
+    if (completed && forwardIds.has(String(completed.scheduledEventId))) t.forwardCompletedAt = minDefined(t.forwardCompletedAt, at);
+  }
+}
+
+/** Every paymentWorkflow execution's history: its length, summed per workflow ID over its runs (continue-as-new), and its trace. */
+async function historySizes(address: string): Promise<Map<string, { events: number; runs: number; trace: WorkflowTrace }>> {
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: 'default' });
-  const out = new Map<string, { events: number; runs: number }>();
+  const out = new Map<string, { events: number; runs: number; trace: WorkflowTrace }>();
   try {
     const runs: Array<{ workflowId: string; runId: string }> = [];
     for await (const w of client.workflow.list({ query: `WorkflowType = 'paymentWorkflow'` })) runs.push({ workflowId: w.workflowId, runId: w.runId });
     await eachLimited(runs, 8, async ({ workflowId, runId }) => {
       const h = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-      const s = out.get(workflowId) ?? { events: 0, runs: 0 };
+      const s = out.get(workflowId) ?? { events: 0, runs: 0, trace: {} };
       s.events += h.events?.length ?? 0;
       s.runs++;
+      traceOf(h.events ?? [], s.trace);
       out.set(workflowId, s);
     });
   } finally {

@@ -91,3 +91,36 @@ export function table(summaries: AssetSummary[]): string {
   const fmt = (cols: string[]) => cols.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   return [fmt(head), ...lines.map(fmt)].join('\n');
 }
+
+/**
+ * Where each deposit's time after its block went, as p50/p95 seconds per step (the chain's own steps
+ * marked "chain"): the moments come from the node observer, the workflow's history, forward_txs and the
+ * receiver, all on this machine's clock. A step is left out for a deposit missing either end.
+ */
+const PHASES: Array<[string, (r: DepositTimes) => [number | undefined, number | undefined]]> = [
+  ['finality (chain)', (r) => [r.blockAt, r.finalAt]],
+  ['final → due signal', (r) => [r.finalAt, r.trace?.dueSignalAt]],
+  ['due signal → forward scheduled', (r) => [r.trace?.dueSignalAt, r.trace?.forwardScheduledAt]],
+  ['forward scheduled → started', (r) => [r.trace?.forwardScheduledAt, r.trace?.forwardStartedAt]],
+  ['started → plan stored', (r) => [r.trace?.forwardStartedAt, r.broadcastAt]],
+  ['stored → forward mined (chain)', (r) => [r.broadcastAt, r.forwardAt]],
+  ['mined → forward signal', (r) => [r.forwardAt, r.trace?.forwardSignalAt]],
+  ['forward signal → callback', (r) => [r.trace?.forwardSignalAt, r.callbackAt]],
+];
+
+export function phases(tickers: string[], rows: DepositTimes[]): { table: string; data: Record<string, Record<string, Stats | null>> } {
+  const data: Record<string, Record<string, Stats | null>> = {};
+  for (const t of tickers) {
+    data[t] = {};
+    const mine = rows.filter((r) => r.ticker === t);
+    for (const [name, ends] of PHASES) {
+      const xs = mine.map(ends).filter((e): e is [number, number] => e[0] !== undefined && e[1] !== undefined).map(([a, b]) => (b - a) / 1000);
+      data[t][name] = stats(xs);
+    }
+  }
+  const head = ['step (s, p50/p95)', ...tickers];
+  const lines = PHASES.map(([name]) => [name, ...tickers.map((t) => (data[t][name] ? `${f(data[t][name]!.p50)}/${f(data[t][name]!.p95)}` : '-'))]);
+  const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
+  const fmt = (cols: string[]) => cols.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  return { table: [fmt(head), ...lines.map(fmt)].join('\n'), data };
+}
