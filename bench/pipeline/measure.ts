@@ -23,6 +23,8 @@ export interface DepositTimes {
   txid: string;
   uuid?: string;
   result?: string;
+  /** When the watcher stored the payment row (payments.created_at). */
+  recordedAt?: number;
   /** Its block (Solana: slot) as the chain reports it, and when the observer first saw that height. */
   height?: number;
   blockAt?: number;
@@ -42,6 +44,8 @@ export interface DepositTimes {
 }
 
 export interface WorkflowTrace {
+  /** The first run's start. */
+  startedAt?: number;
   /** First `chain` signal of kind due, and of kind forward. */
   dueSignalAt?: number;
   forwardSignalAt?: number;
@@ -105,8 +109,8 @@ export async function measureDeposits(o: {
   }
   const pool = new Pool({ connectionString: o.databaseUrl, max: 2 });
   pool.on('error', () => undefined);
-  const { rows: payments } = await pool.query<{ uuid: string; ticker: string; txid_in: string; vout: number | null; result: string; deposit_key: string; txid_out: string | null }>(
-    'SELECT uuid, ticker, txid_in, vout, result, deposit_key, txid_out FROM payments',
+  const { rows: payments } = await pool.query<{ uuid: string; ticker: string; txid_in: string; vout: number | null; result: string; deposit_key: string; txid_out: string | null; created_at: Date }>(
+    'SELECT uuid, ticker, txid_in, vout, result, deposit_key, txid_out, created_at FROM payments',
   );
   const { rows: forwards } = await pool.query<{ txid: string; created_at: Date }>('SELECT txid, created_at FROM forward_txs');
   await pool.end();
@@ -121,6 +125,7 @@ export async function measureDeposits(o: {
     const p = paymentById.get(id);
     t.uuid = p?.uuid;
     t.result = p?.result;
+    t.recordedAt = p?.created_at.getTime();
     if (p) {
       const h = history.get(p.deposit_key);
       if (h) Object.assign(t, { events: h.events, runs: h.runs, trace: h.trace });
@@ -151,6 +156,7 @@ function traceOf(events: HistoryEvent[], t: WorkflowTrace): void {
   const forwardIds = new Set<string>();
   for (const e of events) {
     const at = optionalTsToMs(e.eventTime);
+    if (e.workflowExecutionStartedEventAttributes) t.startedAt = minDefined(t.startedAt, at);
     const signal = e.workflowExecutionSignaledEventAttributes;
     if (signal?.signalName === 'chain') {
       const data = signal.input?.payloads?.[0]?.data;

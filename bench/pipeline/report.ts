@@ -93,19 +93,24 @@ export function table(summaries: AssetSummary[]): string {
 }
 
 /**
- * Where each deposit's time after its block went, as p50/p95 seconds per step (the chain's own steps
- * marked "chain"): the moments come from the node observer, the workflow's history, forward_txs and the
- * receiver, all on this machine's clock. A step is left out for a deposit missing either end.
+ * Where each deposit's time after its block went, as p50/p95 seconds per step, in order (the chain's own
+ * steps marked "chain"): moments from the node observer, payments.created_at, the workflow's history,
+ * forward_txs and the receiver, all on this machine's clock. A step is left out for a deposit missing
+ * either end. "ready" is the later of finality and the workflow's start: from then on only a reading
+ * stands between the deposit and its forward. The hint rows show how late the watcher's signals came,
+ * over the deposits that got one (most never need one when their workflow starts after finality).
  */
+const later = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : Math.max(a, b));
 const PHASES: Array<[string, (r: DepositTimes) => [number | undefined, number | undefined]]> = [
-  ['finality (chain)', (r) => [r.blockAt, r.finalAt]],
-  ['final → due signal', (r) => [r.finalAt, r.trace?.dueSignalAt]],
-  ['due signal → forward scheduled', (r) => [r.trace?.dueSignalAt, r.trace?.forwardScheduledAt]],
-  ['forward scheduled → started', (r) => [r.trace?.forwardScheduledAt, r.trace?.forwardStartedAt]],
-  ['started → plan stored', (r) => [r.trace?.forwardStartedAt, r.broadcastAt]],
+  ['block → recorded by the watcher', (r) => [r.blockAt, r.recordedAt]],
+  ['recorded → workflow started', (r) => [r.recordedAt, r.trace?.startedAt]],
+  ['block → final (chain)', (r) => [r.blockAt, r.finalAt]],
+  ['ready → forward scheduled', (r) => [later(r.finalAt, r.trace?.startedAt), r.trace?.forwardScheduledAt]],
+  ['scheduled → plan stored', (r) => [r.trace?.forwardScheduledAt, r.broadcastAt]],
   ['stored → forward mined (chain)', (r) => [r.broadcastAt, r.forwardAt]],
-  ['mined → forward signal', (r) => [r.forwardAt, r.trace?.forwardSignalAt]],
-  ['forward signal → callback', (r) => [r.trace?.forwardSignalAt, r.callbackAt]],
+  ['mined → confirmed callback', (r) => [r.forwardAt, r.callbackAt]],
+  ['hint: final → due signal', (r) => [r.finalAt, r.trace?.dueSignalAt]],
+  ['hint: mined → forward signal', (r) => [r.forwardAt, r.trace?.forwardSignalAt]],
 ];
 
 export function phases(tickers: string[], rows: DepositTimes[]): { table: string; data: Record<string, Record<string, Stats | null>> } {
@@ -118,8 +123,9 @@ export function phases(tickers: string[], rows: DepositTimes[]): { table: string
       data[t][name] = stats(xs);
     }
   }
-  const head = ['step (s, p50/p95)', ...tickers];
-  const lines = PHASES.map(([name]) => [name, ...tickers.map((t) => (data[t][name] ? `${f(data[t][name]!.p50)}/${f(data[t][name]!.p95)}` : '-'))]);
+  const cell = (s: Stats | null, name: string) => (s ? `${f(s.p50)}/${f(s.p95)}${name.startsWith('hint') ? ` (${s.n})` : ''}` : '-');
+  const head = ['step (s, p50/p95; hints: (n) got one)', ...tickers];
+  const lines = PHASES.map(([name]) => [name, ...tickers.map((t) => cell(data[t][name], name))]);
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const fmt = (cols: string[]) => cols.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   return { table: [fmt(head), ...lines.map(fmt)].join('\n'), data };
