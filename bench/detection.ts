@@ -5,15 +5,16 @@
  *
  *   DATABASE_URL=postgres://… npx tsx bench/detection.ts      (or npm run bench -- detection.ts)
  *
- * A throw-away database is created and dropped. Each block carries 200 payments (an Ethereum block's
+ * A throw-away database is created and dropped (on DATABASE_URL's server, else on a throw-away cluster).
+ * The per-block cost against the number of deposits waiting for finality is bench/watcher.ts. Each block carries 200 payments (an Ethereum block's
  * order of magnitude), 10 of them to watched addresses.
  */
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { Client } from 'pg';
 import { openPostgres } from '../src/db/client';
 import type { ObservedDeposit, ScannedBlock } from '../src/chains/adapter';
 import { matchBlock, writeCursor } from '../src/chains/watcher';
+import { benchServer } from './lib/database';
 
 const SIZES = [10, 10_000, 1_000_000];
 const BLOCKS = 200;
@@ -37,15 +38,8 @@ function block(height: number, watched: number): ScannedBlock {
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
 async function main(): Promise<void> {
-  const url = process.env.DATABASE_URL;
-  if (!url) throw new Error('DATABASE_URL must name a PostgreSQL server');
-  const name = `gw_bench_${randomBytes(5).toString('hex')}`;
-  const admin = new Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  const database = await openPostgres(u.toString(), { max: 2 });
+  const server = await benchServer();
+  const database = await openPostgres(await server.database(), { max: 2 });
   const { db } = database;
   const medians: number[] = [];
   try {
@@ -82,8 +76,7 @@ async function main(): Promise<void> {
     console.log(`ratio largest/smallest (median per block): ${(medians[medians.length - 1] / medians[0]).toFixed(2)}`);
   } finally {
     await database.close();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
+    await server.stop();
   }
 }
 

@@ -1,0 +1,213 @@
+/**
+ * Deposit pipeline under a burst (issues 11 and 12): the production topology (one API process, two worker
+ * processes, PostgreSQL, the Temporal dev server) on the local chains, DEPOSIT_POLL_INTERVAL and
+ * WATCH_INTERVAL_MS at their production defaults, so that the watcher's pushed hints are what moves each
+ * deposit. One configuration per `--per-address` deposits is created through the public API with a
+ * callback URL on a local receiver; then every deposit is paid at once and the run waits for every
+ * confirmed callback. Per asset it prints (see bench/pipeline/report.ts):
+ *   (a) block → confirmed callback, (b) the chain's bound for the same deposit and the ratio a/b,
+ *   (c) history events per deposit workflow (all runs) and runs, (d) the gateway's own time after finality.
+ *
+ *   npx tsx bench/pipeline.ts                                  (small: a few deposits per asset)
+ *   npx tsx bench/pipeline.ts --eth 200 --erc20 50 --sol 50 --usdc 20 --ltc 20 --json out.json
+ *
+ * Flags: --eth --erc20 --sol --usdc --ltc (deposits per asset), --per-address (deposits per address_in,
+ * default 1), --confirmations (numeric chains; default: each asset's gateway default), --sol-slot-ms
+ * (surfnet slot time, default 400: the local surfnet stops answering after about 1,000 slots, so a long
+ * run wants longer slots), --ltc-block-ms (the bench mines litecoin regtest, default 1000),
+ * --watch-ms (sets WATCH_INTERVAL_MS; default: unset, the production 2 s), --timeout-s (wait for callbacks),
+ * --json FILE. DATABASE_URL, when set, names the PostgreSQL server to make a throw-away database on.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { ASSETS } from '../src/domain/assets';
+import { drillChains, type DrillChains } from '../test/e2e/drill-chains';
+import { startBed, type Bed } from './pipeline/bed';
+import { payEvmBurst, type EvmPayment } from './pipeline/evm-burst';
+import { measureDeposits, type PaidDeposit } from './pipeline/measure';
+import { phases, summarise, table } from './pipeline/report';
+
+const { values: flags } = parseArgs({
+  options: {
+    eth: { type: 'string', default: '6' },
+    erc20: { type: 'string', default: '4' },
+    sol: { type: 'string', default: '4' },
+    usdc: { type: 'string', default: '3' },
+    ltc: { type: 'string', default: '4' },
+    'per-address': { type: 'string', default: '1' },
+    confirmations: { type: 'string' },
+    'sol-slot-ms': { type: 'string', default: '400' },
+    'ltc-block-ms': { type: 'string', default: '1000' },
+    'watch-ms': { type: 'string' },
+    'timeout-s': { type: 'string' },
+    json: { type: 'string' },
+  },
+});
+const COUNTS: Record<string, number> = {
+  eth: Number(flags.eth), erc20_usdt: Number(flags.erc20), sol: Number(flags.sol), sol_usdc: Number(flags.usdc), ltc: Number(flags.ltc),
+};
+const PER_ADDRESS = Math.max(1, Number(flags['per-address']));
+const TOTAL = Object.values(COUNTS).reduce((a, b) => a + b, 0);
+const TIMEOUT_MS = Number(flags['timeout-s'] ?? 300 + TOTAL * 3) * 1000;
+
+const started = Date.now();
+const log = (s: string) => console.log(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${s}`);
+const load = () => os.loadavg().map((x) => x.toFixed(1)).join(' ');
+
+/** Base units above every minimum and fee with room (as the drill pays), a little different each time. */
+function amount(ticker: string, i: number): bigint {
+  const base: Record<string, bigint> = { eth: 50_000_000_000_000_000n, erc20_usdt: 20_000_000n, sol: 1_000_000_000n, sol_usdc: 15_000_000n, ltc: 20_000_000n };
+  return base[ticker] + BigInt(i);
+}
+
+interface Config {
+  ticker: string;
+  addressIn: string;
+  required: number;
+  deposits: number;
+}
+
+async function createConfigs(bed: Bed, chains: DrillChains): Promise<Config[]> {
+  const configs: Config[] = [];
+  for (const [ticker, n] of Object.entries(COUNTS)) {
+    for (let i = 0; i * PER_ADDRESS < n; i++) {
+      const numeric = ASSETS[ticker].network !== 'solana';
+      const body = {
+        callback_url: `${bed.receiver.url}/bench/${ticker}/${i}?order=${ticker}-${i}`,
+        address_out: await chains.payoutAddress(ticker),
+        post: 1, json: 1, pending: 0,
+        ...(numeric && flags.confirmations ? { confirmations: Number(flags.confirmations) } : {}),
+      };
+      // A dry Solana address pool (1501) refills within seconds: the bench waits, as a merchant would retry.
+      for (let attempt = 1; ; attempt++) {
+        const res = await fetch(`${bed.apiBase}/${ticker}/create`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const got = (await res.json()) as Record<string, unknown>;
+        if (res.status === 200) {
+          configs.push({ ticker, addressIn: String(got.address_in), required: numeric ? Number(got.notify_confirmations ?? got.confirmations_required ?? ASSETS[ticker].confirmations) : 1, deposits: Math.min(PER_ADDRESS, n - i * PER_ADDRESS) });
+          break;
+        }
+        if (attempt >= 30) throw new Error(`create ${ticker} → ${res.status} ${JSON.stringify(got)}`);
+        await new Promise((r) => setTimeout(r, 2000));
+      }
+    }
+  }
+  return configs;
+}
+
+/**
+ * Pays every configuration's deposits at once: the EVM transfers signed up front and sent together
+ * (evm-burst.ts), Solana and Litecoin through the drill's payer, at most `limit` groups in flight per asset.
+ */
+async function payBurst(bed: Bed, chains: DrillChains, configs: Config[], limit = 16): Promise<{ paid: PaidDeposit[]; errors: string[]; firstAt: number; lastAt: number }> {
+  const paid: PaidDeposit[] = [];
+  const errors: string[] = [];
+  const firstAt = Date.now();
+  const evm = configs.filter((c) => ASSETS[c.ticker].network === 'ethereum');
+  const evmPayments = evm.flatMap((c) => Array.from({ length: c.deposits }, (_, k) => ({ config: c, payment: { ticker: c.ticker as EvmPayment['ticker'], to: c.addressIn, amount: amount(c.ticker, k) } })));
+  const paying: Promise<unknown>[] = [];
+  if (evmPayments.length) {
+    paying.push(
+      payEvmBurst(bed.devnets.state, evmPayments.map((p) => p.payment)).then((results) =>
+        results.forEach((r, i) => {
+          const c = evmPayments[i].config;
+          if (r.txid && !r.error) paid.push({ ticker: c.ticker, txid: r.txid, addressIn: c.addressIn, required: c.required });
+          else errors.push(`${c.ticker}: ${r.error ?? 'not sent'}`);
+        }),
+      ),
+    );
+  }
+  for (const ticker of Object.keys(COUNTS).filter((t) => ASSETS[t].network !== 'ethereum')) {
+    const mine = configs.filter((c) => c.ticker === ticker);
+    let next = 0;
+    const worker = async () => {
+      while (next < mine.length) {
+        const c = mine[next++];
+        const amounts = Array.from({ length: c.deposits }, (_, k) => amount(ticker, next * 10 + k));
+        try {
+          for (const d of await chains.pay(ticker, c.addressIn, amounts)) paid.push({ ticker, txid: d.txid, vout: d.vout, addressIn: c.addressIn, required: c.required });
+        } catch (e) {
+          errors.push(`${ticker}: ${String(e).slice(0, 200)}`);
+        }
+      }
+    };
+    paying.push(...Array.from({ length: Math.min(limit, mine.length) }, worker));
+  }
+  await Promise.all(paying);
+  return { paid, errors, firstAt, lastAt: Date.now() };
+}
+
+async function main(): Promise<void> {
+  const env: Record<string, string> = {};
+  if (flags['watch-ms']) env.WATCH_INTERVAL_MS = flags['watch-ms'];
+  log(`burst of ${TOTAL} deposits ${JSON.stringify(COUNTS)}, ${PER_ADDRESS} per address; load average ${load()} on ${os.cpus().length} cores`);
+  log(`DEPOSIT_POLL_INTERVAL ${process.env.DEPOSIT_POLL_INTERVAL ?? 'unset (production default, 5 minutes)'}; WATCH_INTERVAL_MS ${env.WATCH_INTERVAL_MS ?? 'unset (production default, 2000)'}; anvil 1 s blocks, surfnet ${flags['sol-slot-ms']} ms slots, litecoin mined every ${flags['ltc-block-ms']} ms by the bench`);
+  const bed = await startBed({ solSlotTimeMs: Number(flags['sol-slot-ms']), env, log });
+  let mining = true;
+  let miner: Promise<void> = Promise.resolve();
+  let chains: DrillChains | undefined;
+  try {
+    chains = await drillChains(bed.devnets.state);
+    const configs = await createConfigs(bed, chains);
+    log(`${configs.length} configurations created through the API`);
+    const c = chains;
+    miner = (async () => {
+      while (mining) {
+        await c.mineLtc(1).catch(() => undefined);
+        await new Promise((r) => setTimeout(r, Number(flags['ltc-block-ms'])));
+      }
+    })();
+    const burst = await payBurst(bed, chains, configs);
+    log(`${burst.paid.length} deposits paid in ${((burst.lastAt - burst.firstAt) / 1000).toFixed(1)} s${burst.errors.length ? `; payments that failed: ${burst.errors.join(' | ')}` : ''}`);
+
+    const want = new Set(burst.paid.map((p) => p.ticker));
+    const deadline = Date.now() + TIMEOUT_MS;
+    let lastReport = 0;
+    while (bed.receiver.confirmed.size < burst.paid.length && Date.now() < deadline) {
+      if (Date.now() - lastReport > 15_000) {
+        lastReport = Date.now();
+        const by: Record<string, number> = {};
+        for (const a of bed.receiver.confirmed.values()) by[String(a.fields.coin)] = (by[String(a.fields.coin)] ?? 0) + 1;
+        log(`confirmed callbacks ${bed.receiver.confirmed.size}/${burst.paid.length} ${JSON.stringify(by)}; load ${load()}`);
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const done = bed.receiver.confirmed.size >= burst.paid.length;
+    log(done ? 'every confirmed callback arrived' : `timed out after ${TIMEOUT_MS / 1000} s with ${bed.receiver.confirmed.size}/${burst.paid.length} confirmed callbacks`);
+    const lastCallback = Math.max(...[...bed.receiver.confirmed.values()].map((a) => a.at));
+    // The workflows finish once their confirmed callback is delivered; give them a moment before counting events.
+    await new Promise((r) => setTimeout(r, 5000));
+    const rows = await measureDeposits({
+      state: bed.devnets.state, observer: bed.observer, databaseUrl: bed.databaseUrl, temporalAddress: bed.temporalAddress, deposits: burst.paid, confirmed: bed.receiver.confirmed,
+    });
+    const summaries = Object.keys(COUNTS).filter((t) => want.has(t)).map((t) => summarise(t, rows));
+    const steps = phases(summaries.map((s) => s.ticker), rows);
+    console.log('\n' + table(summaries) + '\n\n' + steps.table + '\n');
+    for (const s of summaries) {
+      const bad = Object.entries(s.results).filter(([k]) => k !== 'done');
+      if (bad.length || s.complete < s.paid) console.log(`${s.ticker}: ${s.complete}/${s.paid} deposits fully measured; results ${JSON.stringify(s.results)}`);
+    }
+    const wall = (lastCallback - burst.firstAt) / 1000;
+    console.log(`first payment → last confirmed callback: ${wall.toFixed(1)} s (${((bed.receiver.confirmed.size / wall) * 60).toFixed(1)} deposits/min)`);
+    console.log(`receiver: ${JSON.stringify(bed.receiver.counts())}; observer late/failed polls: ${JSON.stringify(bed.observer.misses())}`);
+    console.log(`gateway process deaths: ${bed.supervisor.deaths.length}; load average at the end ${load()}`);
+    if (flags.json) {
+      fs.writeFileSync(flags.json, JSON.stringify({ flags, counts: COUNTS, perAddress: PER_ADDRESS, loadAtEnd: os.loadavg(), wallS: wall, summaries, steps: steps.data, deposits: rows, receiver: bed.receiver.counts(), deaths: bed.supervisor.deaths.length }, null, 2));
+      console.log(`per-deposit figures in ${flags.json}`);
+    }
+    if (!done) process.exitCode = 1;
+  } finally {
+    mining = false;
+    await miner;
+    chains?.close();
+    await bed.stop();
+  }
+}
+
+main().then(
+  () => process.exit(process.exitCode ?? 0),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

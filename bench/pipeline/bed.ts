@@ -1,0 +1,87 @@
+import { createPublicKey } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startDevnets, type Devnets } from '../../src/chains/devnet';
+import { HdSeed } from '../../src/chains/keys';
+import { ensureDefaultKey } from '../../src/callbacks/signer';
+import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../src/domain/search-attributes';
+import { resolveTemporalCli } from '../../src/temporal/binaries';
+import { freePort, startDevServer } from '../../src/temporal/devserver';
+import { benchServer } from '../lib/database';
+import { createSupervisor, type Supervisor } from '../../test/e2e/drill-procs';
+import { startObserver, type Observer } from './observer';
+import { startReceiver, type Receiver } from './receiver';
+
+/**
+ * The production topology on local parts, as the drill starts it (test/e2e/drill.ts) but with faithful
+ * nodes and no chaos: PostgreSQL (a throw-away database on DATABASE_URL's server, else a throw-away
+ * cluster), the Temporal dev server, anvil, surfnet and litecoind, one API process and two worker
+ * processes (src/entry/*.ts) on the production defaults except where `env` says otherwise.
+ */
+export interface Bed {
+  dir: string;
+  devnets: Devnets;
+  databaseUrl: string;
+  temporalAddress: string;
+  apiBase: string;
+  observer: Observer;
+  receiver: Receiver;
+  supervisor: Supervisor;
+  stop(): Promise<void>;
+}
+
+export async function startBed(o: { solSlotTimeMs: number; env: Record<string, string>; log: (s: string) => void }): Promise<Bed> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-bench-'));
+  const stops: Array<() => Promise<void>> = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch((e: unknown) => o.log(`stop: ${String(e)}`));
+    stops.length = 0;
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const server = await benchServer();
+    stops.push(() => server.stop());
+    const db = { url: await server.database() };
+    const temporal = await startDevServer({
+      cliPath: resolveTemporalCli()!, host: '127.0.0.1', dataDir: path.join(dir, 'temporal'), namespace: 'default', port: 0, uiPort: 0,
+      searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES,
+    });
+    stops.push(() => temporal.stop());
+    // Test keys, generated now, in the throw-away data directory shared with the gateway's processes.
+    const seed = HdSeed.loadOrCreate({ dataDir: dir });
+    const devnets = await startDevnets(path.join(dir, 'devnet'), { seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: o.solSlotTimeMs });
+    stops.push(() => devnets.stop());
+    const observer = startObserver(devnets.state);
+    stops.push(() => observer.stop());
+    const publicKey = createPublicKey(fs.readFileSync(ensureDefaultKey(dir), 'utf8')).export({ type: 'spki', format: 'pem' }) as string;
+    const receiver = await startReceiver(publicKey);
+    stops.push(() => receiver.close());
+
+    const apiPort = await freePort('127.0.0.1');
+    const logDir = path.join(os.tmpdir(), `gw-bench-logs-${path.basename(dir)}`);
+    const supervisor = createSupervisor(logDir, {
+      ...devnets.env,
+      DATA_DIR: dir,
+      DATABASE_URL: db.url,
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_TASK_QUEUE: `bench-${path.basename(dir)}`,
+      CALLBACK_ALLOW_PRIVATE: 'true',
+      LOG_LEVEL: 'info',
+      ...o.env,
+    });
+    stops.push(() => supervisor.stopAll());
+    const api = supervisor.spawn('api', 'api', { PORT: String(apiPort) });
+    const workers = [supervisor.spawn('worker', 'worker-1', {}), supervisor.spawn('worker', 'worker-2', {})];
+    const end = Date.now() + 300_000;
+    while (!(api.ready() && workers.every((w) => w.ready()))) {
+      if (Date.now() > end) throw new Error(`API and workers not ready within 300 s (logs: ${logDir})`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    o.log(`PostgreSQL ${new URL(db.url).host}, Temporal ${temporal.address}, chains, API and two workers ready (process logs: ${logDir})`);
+    return { dir, devnets, databaseUrl: db.url, temporalAddress: temporal.address, apiBase: `http://127.0.0.1:${apiPort}/api`, observer, receiver, supervisor, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
