@@ -1,4 +1,5 @@
 import { and, eq, gt, inArray, lte } from 'drizzle-orm';
+import pLimit from 'p-limit';
 import type { Db } from '../db/client';
 import { payments } from '../db/schema';
 import type { ScanBatch } from './adapter';
@@ -8,6 +9,9 @@ import type { ChainHint } from '../../workflows/signals';
 export type { ChainHint };
 
 export type SignalDeposit = (workflowId: string, hint: ChainHint) => Promise<void>;
+
+/** Calls to Temporal the watcher has in flight at once (workflow starts, hints): a burst is not serialised. */
+export const TEMPORAL_CALLS_AT_ONCE = 16;
 
 /** Bind-parameter headroom for the forward lookup (a block of a busy chain lists thousands of txids). */
 const MAX_TXIDS = 10_000;
@@ -52,6 +56,7 @@ export async function pushHints(db: Db, network: string, before: bigint | null, 
       .where(and(inArray(payments.txidOut, txids.slice(i, i + MAX_TXIDS)), eq(payments.result, 'processing')));
     for (const r of included) hints.set(r.key, { kind: 'forward', height });
   }
-  for (const [key, hint] of hints) await signal(key, hint);
+  const limit = pLimit(TEMPORAL_CALLS_AT_ONCE);
+  await Promise.all([...hints].map(([key, hint]) => limit(() => signal(key, hint))));
   return hints.size;
 }
