@@ -12,6 +12,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { exe } = require('./executables');
 const { spawnSync } = require('node:child_process');
 
 const root = path.resolve(__dirname, '..');
@@ -23,14 +24,6 @@ const SERVER = path.join(bin, 'temporal-server');
 const SQL_TOOL = path.join(bin, 'temporal-sql-tool');
 const MODULE = 'go.temporal.io/server';
 
-const exe = (p) => {
-  try {
-    fs.accessSync(p, fs.constants.X_OK);
-    return fs.statSync(p).isFile();
-  } catch {
-    return false;
-  }
-};
 const log = (msg) => process.stderr.write(`[setup-temporal-server] ${msg}\n`);
 
 /** The version a built server reports (`temporal-server --version`: "temporal version 1.32.1"). */

@@ -5,22 +5,13 @@
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
+const { exe, onPath } = require('./executables');
 const { spawnSync } = require('node:child_process');
 
 const root = path.resolve(__dirname, '..');
 const tools = path.join(root, '.tools');
 const pipTarget = path.join(tools, 'temporal');
 
-const exe = (p) => {
-  try {
-    fs.accessSync(p, fs.constants.X_OK);
-    return fs.statSync(p).isFile();
-  } catch {
-    return false;
-  }
-};
-const onPath = (name) =>
-  (process.env.PATH || '').split(path.delimiter).some((d) => d && exe(path.join(d, name)));
 
 const haveCli = () =>
   (process.env.TEMPORAL_CLI_PATH && exe(process.env.TEMPORAL_CLI_PATH)) ||

@@ -8,19 +8,11 @@
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
+const { exe, onPath } = require('./executables');
 const { spawnSync } = require('node:child_process');
 
 const root = path.resolve(__dirname, '..');
 
-const exe = (p) => {
-  try {
-    fs.accessSync(p, fs.constants.X_OK);
-    return fs.statSync(p).isFile();
-  } catch {
-    return false;
-  }
-};
-const onPath = (name) => (process.env.PATH || '').split(path.delimiter).some((d) => d && exe(path.join(d, name)));
 const postgresBin = (name) => {
   if (onPath(name)) return true;
   const base = '/usr/lib/postgresql';

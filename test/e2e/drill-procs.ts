@@ -131,3 +131,23 @@ export function createSupervisor(logDir: string, baseEnv: Record<string, string>
   };
   return sup;
 }
+
+/** What the drills give every gateway process besides the chains, the database and Temporal. */
+export const DRILL_PROCESS_ENV = { CALLBACK_ALLOW_PRIVATE: 'true', WATCH_INTERVAL_MS: '300', DEPOSIT_POLL_INTERVAL: '1 second', LOG_LEVEL: 'info' };
+
+/**
+ * The production topology under a supervisor: the API on `apiPort` and two workers, and a wait that
+ * polls `pred` until it holds or `ms` pass (`label` names the drill in the time-out).
+ */
+export function spawnGateway(sup: Supervisor, apiPort: number, label: string) {
+  const api = sup.spawn('api', 'api', { PORT: String(apiPort) });
+  const workers = [sup.spawn('worker', 'worker-1', {}), sup.spawn('worker', 'worker-2', {})];
+  const until = async (pred: () => boolean | Promise<boolean>, ms: number, what: string) => {
+    const end = Date.now() + ms;
+    while (!(await pred())) {
+      if (Date.now() > end) throw new Error(`${label}: timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  };
+  return { api, workers, until };
+}

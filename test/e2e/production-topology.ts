@@ -15,7 +15,7 @@ import { startPgServer } from '../helpers/pg-server';
 import { startTemporalServer } from '../helpers/temporal-server';
 import { drillChains } from './drill-chains';
 import { stuckEvidence, type StuckEvidence } from './drill-evidence';
-import { createSupervisor } from './drill-procs';
+import { createSupervisor, DRILL_PROCESS_ENV, spawnGateway } from './drill-procs';
 import { judge, type ConfirmedCallback, type DrillConfig, type DrillCounts, type LogRecord, type VerdictDetail } from './drill-verdict';
 import { killForwardingWorker, searchAttributeCounts, type SearchAttributeCounts } from './production-topology-probes';
 
@@ -103,21 +103,10 @@ export async function runProductionTopology(o: { waves: number; settleMs: number
       TEMPORAL_ADDRESS: temporal.address,
       TEMPORAL_NAMESPACE: temporal.namespace,
       TEMPORAL_TASK_QUEUE: 'gateway',
-      CALLBACK_ALLOW_PRIVATE: 'true',
-      WATCH_INTERVAL_MS: '300',
-      DEPOSIT_POLL_INTERVAL: '1 second',
-      LOG_LEVEL: 'info',
+      ...DRILL_PROCESS_ENV,
     });
     stops.push(() => sup.stopAll());
-    const api = sup.spawn('api', 'api', { PORT: String(apiPort) });
-    const workers = [sup.spawn('worker', 'worker-1', {}), sup.spawn('worker', 'worker-2', {})];
-    const until = async (pred: () => boolean | Promise<boolean>, ms: number, what: string) => {
-      const end = Date.now() + ms;
-      while (!(await pred())) {
-        if (Date.now() > end) throw new Error(`production topology: timed out waiting for ${what}`);
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    };
+    const { api, workers, until } = spawnGateway(sup, apiPort, 'production topology');
     await until(() => api.ready() && workers.every((w) => w.ready()), 240_000, 'API and workers ready');
     stage('API and two workers ready');
     const base = `http://127.0.0.1:${apiPort}/api`;
