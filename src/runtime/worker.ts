@@ -9,7 +9,7 @@ import { pushHints, TEMPORAL_CALLS_AT_ONCE, type SignalDeposit } from '../chains
 import { startWatchers, type MatchedDeposit } from '../chains/watcher';
 import { chainSignal } from '../../workflows/signals';
 import type { Db } from '../db/client';
-import { insertDeposit } from '../db/queries/payments';
+import { insertDeposits, type NewDeposit } from '../db/queries/payments';
 import { NETWORKS } from '../domain/assets';
 import { dueHeight } from '../domain/finality';
 import { logger } from '../observability/logger';
@@ -46,9 +46,9 @@ export function depositInput(m: MatchedDeposit): DepositInput {
  * that fails eligibility at once (below the minimum) still shows how deep it was mined (SPEC 2.4).
  */
 export async function recordDetectedDeposits(db: Db, matches: MatchedDeposit[]): Promise<void> {
-  for (const m of matches) {
+  const list = matches.map((m): NewDeposit => {
     const d = m.deposit;
-    await insertDeposit(db, {
+    return {
       configId: m.config.id,
       ticker: d.ticker,
       network: d.network,
@@ -60,8 +60,9 @@ export async function recordDetectedDeposits(db: Db, matches: MatchedDeposit[]):
       valueBase: d.amount,
       confirmations: m.confirmations,
       dueHeight: dueHeight(d.network, d.blockNumber, m.config.notifyConfirmations),
-    });
-  }
+    };
+  });
+  await insertDeposits(db, list);
 }
 
 /**
