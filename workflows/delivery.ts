@@ -1,16 +1,14 @@
 // Merchant callback delivery of the earlier depositWorkflow type (SPEC 3, 6, 8), kept unchanged for the
-// deposits started before paymentWorkflow: pending stage, confirmed stage, operator resends.
+// deposits started before paymentWorkflow: confirmed stage and operator resends.
 import type { Duration } from '@temporalio/common';
-import { condition, defineQuery, defineSignal, setHandler } from '@temporalio/workflow';
+import { condition, defineSignal } from '@temporalio/workflow';
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import {
   AUTOMATIC_ATTEMPTS,
   deliverStage,
   newStageStatus,
   runAttempt,
-  startPendingDelivery,
   storeConfirmedSnapshot,
-  type PendingDelivery,
   type StageOutcome,
   type StageStatus,
 } from './delivery-stage';
@@ -20,8 +18,6 @@ export type { PendingDelivery, StageInput, StageOutcome, StageStatus } from './d
 
 /** Operator: re-deliver the stored confirmed snapshot once the six automatic attempts are spent. */
 export const resendSignal = defineSignal('resend');
-/** Live delivery state of both stages. */
-export const statusQuery = defineQuery<DeliveryStatus>('status');
 
 export interface DeliveryStatus {
   paymentUuid: string;
@@ -32,56 +28,26 @@ export interface DeliveryStatus {
 }
 
 /**
- * Delivery of one payment inside any workflow (the deposit lifecycle, or deliveryWorkflow below). Creating it
- * registers the `resend` signal and `status` query handlers on the calling workflow.
+ * The confirmed stage and resends of a depositWorkflow (which runs its pending stage itself and registers
+ * the `resend` signal and `status` query handlers).
  */
 export class PaymentDelivery {
   readonly status: DeliveryStatus;
-  private pendingRun: PendingDelivery | undefined;
   private confirmedSnapshot: CallbackSnapshot | undefined;
   private confirmedOutcome: StageOutcome | undefined;
 
-  constructor(readonly paymentUuid: string, opts: { registerHandlers?: boolean } = {}) {
+  constructor(readonly paymentUuid: string) {
     this.status = { paymentUuid, pending: newStageStatus(), confirmed: newStageStatus(), resendsRequested: 0, resendsSent: 0 };
-    if (opts.registerHandlers !== false) {
-      setHandler(resendSignal, () => {
-        this.status.resendsRequested++;
-      });
-      setHandler(statusQuery, () => this.status);
-    }
   }
 
-  /** Starts the pending stage in the background (only when the merchant asked for pending=1). */
-  startPending(snapshot: CallbackSnapshot): void {
-    if (this.pendingRun || this.confirmedSnapshot) return;
-    this.pendingRun = startPendingDelivery({ paymentUuid: this.paymentUuid, snapshot }, this.status.pending);
-  }
-
-  /**
-   * Begins the confirmed stage: cancels the pending stage and waits until no pending attempt is in flight,
-   * stores the confirmed snapshot (write-once) and runs the six attempts with the stored snapshot.
-   */
+  /** Stores the confirmed snapshot (write-once) and runs the six attempts with the stored snapshot. */
   async runConfirmed(snapshot: CallbackSnapshot): Promise<StageOutcome> {
-    if (this.pendingRun) await this.pendingRun.cancel();
     this.confirmedSnapshot = await storeConfirmedSnapshot({ paymentUuid: this.paymentUuid, snapshot });
     this.confirmedOutcome = await deliverStage(
       { paymentUuid: this.paymentUuid, stage: 'confirmed', snapshot: this.confirmedSnapshot },
       this.status.confirmed,
     );
     return this.confirmedOutcome;
-  }
-
-  /**
-   * Cancels the pending stage and waits until no pending attempt is in flight; call it the moment the
-   * lifecycle advances (SPEC 3 rule 1). runConfirmed does it too; calling both is harmless.
-   */
-  async cancelPending(): Promise<StageOutcome | undefined> {
-    return this.pendingRun?.cancel();
-  }
-
-  /** Resolves when the pending stage has ended (delivered, exhausted, stopped or cancelled). */
-  async pendingSettled(): Promise<StageOutcome | undefined> {
-    return this.pendingRun?.result;
   }
 
   get delivered(): boolean {

@@ -67,7 +67,7 @@ export async function depositWorkflow(input: DepositInput, opts: DepositWorkflow
   const payment: PaymentInfo = await acts.recordDeposit(input);
   status.uuid = payment.uuid;
   status.required = payment.requiredConfirmations;
-  const delivery = new PaymentDelivery(payment.uuid, { registerHandlers: false });
+  const delivery = new PaymentDelivery(payment.uuid);
   live.delivery = delivery;
   upsertSearchAttributes([
     { key: SA_TICKER, value: payment.ticker },
