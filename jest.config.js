@@ -41,6 +41,7 @@ const live = {
 /** @type {import('jest').Config} */
 module.exports = {
   testTimeout: 120000,
+  testSequencer: '<rootDir>/test/helpers/sequencer.js',
   verbose: false,
   reporters: ['default', '<rootDir>/test/helpers/failure-logs-reporter.js'],
   projects: [

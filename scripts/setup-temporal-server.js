@@ -8,12 +8,20 @@
 // (TEMPORAL_SERVER_CACHE, default ~/.cache/crypto-gateway-temporal-server), outside the clone, so that a
 // fresh clone on a kept machine (CI's) copies the binaries in a second instead of building them again.
 // TEMPORAL_SERVER_PATH and TEMPORAL_SQL_TOOL_PATH name existing binaries instead (they must be that version).
+//
+//   node scripts/setup-temporal-server.js               installs the binaries, building them if need be (waits)
+//   node scripts/setup-temporal-server.js --background  starts that build in the background and returns at once
+//
+// One build per machine at a time: a lock file in the cache folder names the building process; a second
+// caller waits for it (or, with --background, leaves it alone) and then copies what it built. npm test's
+// pretest starts the build in the background, so that the test files that do not need the server run
+// meanwhile; test/helpers/temporal-server.ts waits for it, and test/helpers/sequencer.js runs those files last.
 'use strict';
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { exe } = require('./executables');
-const { spawnSync } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 
 const root = path.resolve(__dirname, '..');
 const VERSION = fs.readFileSync(path.join(root, 'ops/temporal/VERSION'), 'utf8').trim();
@@ -24,7 +32,62 @@ const SERVER = path.join(bin, 'temporal-server');
 const SQL_TOOL = path.join(bin, 'temporal-sql-tool');
 const MODULE = 'go.temporal.io/server';
 
+const LOCK = path.join(cache, `build-v${VERSION}.lock`);
+const BUILD_LOG = path.join(cache, `build-v${VERSION}.log`);
+
 const log = (msg) => process.stderr.write(`[setup-temporal-server] ${msg}\n`);
+
+const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/** The pid of another process building this version now, if any (a lock left by a dead process is removed). */
+function builder() {
+  let pid;
+  try {
+    pid = Number(fs.readFileSync(LOCK, 'utf8').trim());
+  } catch {
+    return undefined;
+  }
+  if (pid === process.pid) return undefined;
+  try {
+    if (pid > 0) {
+      process.kill(pid, 0);
+      return pid;
+    }
+  } catch {
+    // no such process
+  }
+  fs.rmSync(LOCK, { force: true });
+  return undefined;
+}
+
+/** Takes the build lock; false if another live process holds it. */
+function lock() {
+  fs.mkdirSync(cache, { recursive: true });
+  for (let i = 0; i < 2; i++) {
+    // The lock may already name this process: --background writes it for the process it starts.
+    if (fs.existsSync(LOCK) && fs.readFileSync(LOCK, 'utf8').trim() === String(process.pid)) return true;
+    try {
+      fs.writeFileSync(LOCK, String(process.pid), { flag: 'wx' });
+      return true;
+    } catch (e) {
+      if (e.code !== 'EEXIST') throw e;
+      if (builder() !== undefined) return false;
+    }
+  }
+  return false;
+}
+
+/** Waits while another process builds this version (at most an hour). */
+function waitForBuilder() {
+  const pid = builder();
+  if (pid === undefined) return;
+  log(`waiting for the build of Temporal server ${VERSION} by process ${pid} (its log: ${BUILD_LOG})`);
+  const end = Date.now() + 60 * 60 * 1000;
+  while (builder() !== undefined) {
+    if (Date.now() > end) throw new Error(`the build by process ${pid} did not end within an hour (its log: ${BUILD_LOG})`);
+    sleep(2000);
+  }
+}
 
 /** The version a built server reports (`temporal-server --version`: "temporal version 1.32.1"). */
 function versionOf(server) {
@@ -81,25 +144,74 @@ function install() {
   return true;
 }
 
-/** Paths of the server and SQL tool, building them when missing or of another version; throws with the reason. */
-function ensureTemporalServer() {
+/** Whether the binaries named by the environment or in .tools are this version (nothing to do). */
+function ready() {
   const server = process.env.TEMPORAL_SERVER_PATH || SERVER;
   const sqlTool = process.env.TEMPORAL_SQL_TOOL_PATH || SQL_TOOL;
-  if (exe(server) && exe(sqlTool) && versionOf(server) === VERSION) return { server, sqlTool, version: VERSION, changed: false };
-  if (process.env.TEMPORAL_SERVER_PATH) throw new Error(`TEMPORAL_SERVER_PATH ${server} is not Temporal server ${VERSION} (or TEMPORAL_SQL_TOOL_PATH is missing)`);
+  return exe(server) && exe(sqlTool) && versionOf(server) === VERSION ? { server, sqlTool } : undefined;
+}
+
+/** Paths of the server and SQL tool, building them when missing or of another version; throws with the reason. */
+function ensureTemporalServer() {
+  const found = ready();
+  if (found) return { ...found, version: VERSION, changed: false };
+  if (process.env.TEMPORAL_SERVER_PATH) throw new Error(`TEMPORAL_SERVER_PATH ${process.env.TEMPORAL_SERVER_PATH} is not Temporal server ${VERSION} (or TEMPORAL_SQL_TOOL_PATH is missing)`);
+  waitForBuilder();
   if (!install()) {
-    const failed = build();
-    if (failed) throw new Error(failed);
-    if (!install()) throw new Error(`the build left no Temporal server ${VERSION} in ${cachedBin}`);
+    if (!lock()) {
+      waitForBuilder();
+      if (!install()) throw new Error(`another process's build left no Temporal server ${VERSION} in ${cachedBin} (its log: ${BUILD_LOG})`);
+    } else {
+      try {
+        const failed = build();
+        if (failed) throw new Error(failed);
+      } finally {
+        fs.rmSync(LOCK, { force: true });
+      }
+      if (!install()) throw new Error(`the build left no Temporal server ${VERSION} in ${cachedBin}`);
+    }
   }
   const got = versionOf(SERVER);
   if (got !== VERSION) throw new Error(`built a server that reports version ${got}, expected ${VERSION}`);
   return { server: SERVER, sqlTool: SQL_TOOL, version: VERSION, changed: true };
 }
 
-module.exports = { VERSION, SERVER, SQL_TOOL, ensureTemporalServer };
+/**
+ * Starts the build in a detached process unless the binaries are there or being built, and returns at once:
+ * 'ready' (installed now), 'building' (started here or by another process; its log: BUILD_LOG), or the
+ * reason it cannot (no Go).
+ */
+function startInBackground() {
+  if (ready() || install()) return 'ready';
+  if (process.env.TEMPORAL_SERVER_PATH) return `TEMPORAL_SERVER_PATH ${process.env.TEMPORAL_SERVER_PATH} is not Temporal server ${VERSION}`;
+  if (builder() !== undefined) return 'building';
+  if (!goBinary()) return 'no go toolchain (apt-get install -y golang-go, or Go from go.dev)';
+  fs.mkdirSync(cache, { recursive: true });
+  const out = fs.openSync(BUILD_LOG, 'w');
+  const child = spawn(process.execPath, [__filename], { detached: true, stdio: ['ignore', out, out] });
+  child.unref();
+  fs.closeSync(out);
+  // The lock names the builder from now on, so that a caller right after this one waits for it.
+  try {
+    fs.writeFileSync(LOCK, String(child.pid), { flag: 'wx' });
+  } catch {
+    // another process took it in between: the child will wait for that build and copy its result
+  }
+  log(`building Temporal server ${VERSION} in the background (process ${child.pid}, about 20 minutes from nothing; log: ${BUILD_LOG})`);
+  return 'building';
+}
+
+module.exports = { VERSION, SERVER, SQL_TOOL, BUILD_LOG, ensureTemporalServer, startInBackground };
 
 if (require.main === module) {
+  if (process.argv.includes('--background')) {
+    const state = startInBackground();
+    if (state !== 'ready' && state !== 'building') {
+      log(state);
+      process.exit(1);
+    }
+    process.exit(0);
+  }
   try {
     // Silent when everything was there already (npm test's pretest says nothing on a ready machine).
     const { server, changed } = ensureTemporalServer();

