@@ -15,7 +15,7 @@
  * default 1), --confirmations (numeric chains; default: each asset's gateway default), --sol-slot-ms
  * (surfnet slot time, default 400: the local surfnet stops answering after about 1,000 slots, so a long
  * run wants longer slots), --ltc-block-ms (the bench mines litecoin regtest, default 1000),
- * --watch-ms (sets WATCH_INTERVAL_MS; default: unset, the production 2 s), --timeout-s (wait for callbacks),
+ * --watch-ms (sets WATCH_INTERVAL_MS; default: unset, the production 500 ms), --timeout-s (wait for callbacks),
  * --json FILE. DATABASE_URL, when set, names the PostgreSQL server to make a throw-away database on.
  */
 import fs from 'node:fs';
@@ -141,7 +141,7 @@ async function main(): Promise<void> {
   const env: Record<string, string> = {};
   if (flags['watch-ms']) env.WATCH_INTERVAL_MS = flags['watch-ms'];
   log(`burst of ${TOTAL} deposits ${JSON.stringify(COUNTS)}, ${PER_ADDRESS} per address; load average ${load()} on ${os.cpus().length} cores`);
-  log(`DEPOSIT_POLL_INTERVAL ${process.env.DEPOSIT_POLL_INTERVAL ?? 'unset (production default, 5 minutes)'}; WATCH_INTERVAL_MS ${env.WATCH_INTERVAL_MS ?? 'unset (production default, 2000)'}; anvil 1 s blocks, surfnet ${flags['sol-slot-ms']} ms slots, litecoin mined every ${flags['ltc-block-ms']} ms by the bench`);
+  log(`DEPOSIT_POLL_INTERVAL ${process.env.DEPOSIT_POLL_INTERVAL ?? 'unset (production default, 5 minutes)'}; WATCH_INTERVAL_MS ${env.WATCH_INTERVAL_MS ?? 'unset (production default, 500)'}; anvil 1 s blocks, surfnet ${flags['sol-slot-ms']} ms slots, litecoin mined every ${flags['ltc-block-ms']} ms by the bench`);
   const bed = await startBed({ solSlotTimeMs: Number(flags['sol-slot-ms']), env, log });
   let mining = true;
   let miner: Promise<void> = Promise.resolve();

@@ -58,7 +58,9 @@ const schema = z.object({
       error: 'FEE_DOMAIN_OVERRIDES must be host=percent pairs separated by commas, e.g. shop.example=0.50',
     })
     .optional(),
-  WATCH_INTERVAL_MS: millis('WATCH_INTERVAL_MS', 100, 600_000).default(2000),
+  // How often each network's watcher asks its node for new blocks: a pass that finds none reads the head and
+  // the cursor's block and writes nothing; the hints it pushes are at most this late after a block.
+  WATCH_INTERVAL_MS: millis('WATCH_INTERVAL_MS', 100, 600_000).default(500),
   ADDRESS_POOL_SIZE: z.coerce
     .number({ error: 'ADDRESS_POOL_SIZE must be an integer between 1 and 100000' })
     .int({ error: 'ADDRESS_POOL_SIZE must be an integer between 1 and 100000' })

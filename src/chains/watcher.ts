@@ -92,6 +92,10 @@ export async function matchBlock(db: Db, network: string, block: ScannedBlock, t
   return out;
 }
 
+function sameCursor(a: Cursor, b: Cursor | null): boolean {
+  return b !== null && a.height === b.height && a.hash === b.hash;
+}
+
 /**
  * One pass of a network's watcher: reads the blocks after the durable cursor once each, matches them
  * against payment_configs, and moves the cursor block by block. A restart continues from the last
@@ -115,8 +119,10 @@ export async function scanOnce(adapter: ChainAdapter, db: Db, network: string, o
     matched.push(...matches);
     await writeCursor(db, network, { height: block.height, hash: block.hash });
   }
-  // The batch may end past its last block (skipped Solana slots) or behind the stored cursor (reorg).
-  if (!last || last.height !== batch.cursor.height || last.hash !== batch.cursor.hash) await writeCursor(db, network, batch.cursor);
+  // The batch may end past its last block (skipped Solana slots) or behind the stored cursor (reorg); a pass
+  // that found nothing new writes nothing.
+  const moved = last ? last.height !== batch.cursor.height || last.hash !== batch.cursor.hash : !sameCursor(batch.cursor, stored);
+  if (moved) await writeCursor(db, network, batch.cursor);
   if (opts.onBatch) await opts.onBatch(stored?.height ?? opts.startAfter?.height ?? null, batch);
   return matched;
 }

@@ -1,5 +1,5 @@
 import pLimit from 'p-limit';
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/client';
+import { Client, WorkflowExecutionAlreadyStartedError, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import type { DepositInput } from '../../activities/deposit';
@@ -138,15 +138,16 @@ export async function startWorkerRuntime(
     activities,
   });
   const run = worker.run();
-  const clientConnection = await Connection.connect({ address: opts.address });
-  const client = new Client({ connection: clientConnection, namespace: cfg.temporalNamespace });
+  // The worker's own connection (the SDK's Rust core) also serves the watcher's client calls (workflow
+  // starts, hints): one connection fewer, and its gRPC work off this process's JavaScript thread.
+  const client = new Client({ connection: workerConnection, namespace: cfg.temporalNamespace });
   // SPEC 2.1, 2.2, 8: the current minimums, recomputed by a Temporal Schedule the operator can see and pause.
   try {
     await ensureMinimumSchedule(client, { taskQueue: cfg.taskQueue, everyMs: cfg.minimumRefreshMs });
   } catch (e) {
     worker.shutdown();
     await run.catch(() => undefined);
-    await Promise.all([workerConnection.close(), clientConnection.close()]);
+    await workerConnection.close();
     throw e;
   }
 
@@ -188,7 +189,6 @@ export async function startWorkerRuntime(
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await run;
       await workerConnection.close();
-      await clientConnection.close();
     },
   };
 }

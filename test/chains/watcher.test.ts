@@ -84,6 +84,16 @@ test('first pass stores the head as cursor and reports nothing from history', as
   expect(await readCursor(db, 'ethereum')).toEqual({ height: head.height, hash: head.hash });
 });
 
+test('a pass that finds no new block writes nothing (the watcher polls often)', async () => {
+  await scanOnce(adapter, db, 'ethereum'); // up to the head
+  queries.length = 0;
+  expect(await scanOnce(adapter, db, 'ethereum')).toEqual([]);
+  expect(queries.filter((q) => /^(insert|update|delete)/i.test(q.trim()))).toEqual([]);
+  await mine(1);
+  await scanOnce(adapter, db, 'ethereum');
+  expect(queries.filter((q) => /insert into "chain_cursors"/i.test(q))).toHaveLength(1);
+});
+
 test('each block is matched with one query; only configured recipients of the right ticker match', async () => {
   const before = (await readCursor(db, 'ethereum'))!;
   const ethIn = adapter.deriveAddressIn(1n);

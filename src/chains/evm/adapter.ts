@@ -1,4 +1,4 @@
-import { getAddress, isError, JsonRpcProvider, Network, Transaction, Wallet, type Block } from 'ethers';
+import { getAddress, isError, JsonRpcProvider, Network, Transaction, Wallet } from 'ethers';
 import { ASSETS, type Priority } from '../../domain/assets';
 import type { HdSeed } from '../keys';
 import type { ChainMode } from '../config';
@@ -25,7 +25,10 @@ import { ETH_TRANSFER_GAS, TOKEN_TRANSFER_GAS_FALLBACK, eip1559Fees } from './fe
 import { prepareEthForward, prepareTokenForward } from './forward';
 import { KeyedMutex } from './nonces';
 import { ensureTopup } from './topup';
-import { TRANSFER_TOPIC, parseTransferLog } from './erc20';
+import { parseTransferLog } from './erc20';
+import { BlockScanner, NATIVE_INDEX, nodeCall } from './scan';
+
+export { NATIVE_INDEX };
 
 export interface EvmAdapterOptions {
   network: string;
@@ -45,16 +48,12 @@ export interface EvmAdapterOptions {
   lock?: <T>(name: string, fn: () => Promise<T>) => Promise<T>;
 }
 
-/** ETH deposits use this index: a Transfer log can be log 0 of a transaction that also carries value. */
-export const NATIVE_INDEX = -1;
-
 export class EvmAdapter implements ChainAdapter {
   readonly network: string;
   readonly provider: JsonRpcProvider;
   private readonly tokensByContract = new Map<string, string>();
   private readonly locks = new KeyedMutex();
-  /** Whether the node answers eth_getBlockReceipts; unknown until the first block with value transfers. */
-  private blockReceipts: boolean | undefined;
+  private readonly scanner: BlockScanner;
 
   constructor(private readonly opts: EvmAdapterOptions) {
     this.network = opts.network;
@@ -62,6 +61,7 @@ export class EvmAdapter implements ChainAdapter {
     // A static network (no chainId probe per call) and no request cache: the cache answers stale heads.
     this.provider = new JsonRpcProvider(opts.rpcUrl, net, { staticNetwork: net, cacheTimeout: -1, batchMaxCount: 1 });
     for (const [ticker, contract] of Object.entries(opts.tokens)) this.tokensByContract.set(getAddress(contract), ticker);
+    this.scanner = new BlockScanner(this.network, this.provider, this.tokensByContract);
   }
 
   validateAddress(address: string): boolean {
@@ -111,55 +111,8 @@ export class EvmAdapter implements ChainAdapter {
   }
 
   /** One block: its value transfers (with their receipts' status) and the Transfer logs of configured tokens. */
-  async scanBlock(height: bigint): Promise<ScannedBlock> {
-    const block = await this.call(() => this.provider.getBlock(Number(height), true));
-    if (!block?.hash) throw new NodeUnavailableError(`block ${height} not available`);
-    const deposits: ObservedDeposit[] = [];
-    const withValue = block.prefetchedTransactions.filter((tx) => tx.to && tx.value > 0n);
-    const statuses = withValue.length ? await this.receiptStatuses(block, withValue.map((tx) => tx.hash)) : new Map<string, number>();
-    for (const tx of withValue) {
-      if (statuses.get(tx.hash) !== 1) continue; // a reverted call moved no value
-      deposits.push({ ...this.deposit('eth', tx.hash, NATIVE_INDEX, tx.to!, tx.value, block), sender: getAddress(tx.from) });
-    }
-    if (this.tokensByContract.size) {
-      const logs = await this.call(() =>
-        this.provider.getLogs({ blockHash: block.hash!, address: [...this.tokensByContract.keys()], topics: [TRANSFER_TOPIC] }),
-      );
-      for (const log of logs) {
-        const t = parseTransferLog(log);
-        const ticker = t && this.tokensByContract.get(getAddress(log.address));
-        if (!t || !ticker || t.value === 0n) continue;
-        deposits.push({ ...this.deposit(ticker, log.transactionHash, log.index, t.to, t.value, block), sender: getAddress(t.from) });
-      }
-    }
-    return { height, hash: block.hash, deposits, txids: block.prefetchedTransactions.map((tx) => tx.hash) };
-  }
-
-  /** Receipt status per transaction: one eth_getBlockReceipts call, or per-transaction receipts where a node lacks it. */
-  private async receiptStatuses(block: Block, txids: string[]): Promise<Map<string, number>> {
-    const out = new Map<string, number>();
-    if (this.blockReceipts !== false) {
-      try {
-        const receipts = (await this.provider.send('eth_getBlockReceipts', [`0x${block.number.toString(16)}`])) as
-          | { transactionHash: string; status: string; blockHash: string }[]
-          | null;
-        this.blockReceipts = true;
-        for (const r of receipts ?? []) if (r.blockHash === block.hash) out.set(r.transactionHash, Number(BigInt(r.status)));
-        return out;
-      } catch (e) {
-        if (this.blockReceipts === true || !/method|not (found|supported|available)|-32601/i.test(String((e as Error).message))) throw e;
-        this.blockReceipts = false;
-      }
-    }
-    for (const txid of txids) {
-      const r = await this.call(() => this.provider.getTransactionReceipt(txid));
-      if (r && r.blockHash === block.hash) out.set(txid, r.status ?? 0);
-    }
-    return out;
-  }
-
-  private deposit(ticker: string, txid: string, index: number, to: string, amount: bigint, block: Block): ObservedDeposit {
-    return { network: this.network, ticker, txid, index, recipient: getAddress(to), amount, blockNumber: BigInt(block.number), blockHash: block.hash! };
+  scanBlock(height: bigint): Promise<ScannedBlock> {
+    return this.scanner.scanBlock(height);
   }
 
   async confirmations(d: ObservedDeposit): Promise<Confirmations> {
@@ -305,14 +258,8 @@ export class EvmAdapter implements ChainAdapter {
     return a;
   }
 
-  private async call<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (e) {
-      if (isError(e, 'NETWORK_ERROR') || isError(e, 'TIMEOUT') || isError(e, 'SERVER_ERROR') || isError(e, 'UNKNOWN_ERROR')) {
-        throw new NodeUnavailableError(String((e as Error).message), { cause: e });
-      }
-      throw e;
-    }
+  private call<T>(fn: () => Promise<T>): Promise<T> {
+    return nodeCall(fn);
   }
+
 }

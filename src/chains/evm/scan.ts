@@ -1,0 +1,83 @@
+import { getAddress, isError, type Block, type JsonRpcProvider } from 'ethers';
+import { NodeUnavailableError, type ObservedDeposit, type ScannedBlock } from '../adapter';
+import { TRANSFER_TOPIC, parseTransferLog } from './erc20';
+
+/** ETH deposits use this index: a Transfer log can be log 0 of a transaction that also carries value. */
+export const NATIVE_INDEX = -1;
+
+/** A node call whose transport failure becomes NodeUnavailableError (retried), anything else as thrown. */
+export async function nodeCall<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (isError(e, 'NETWORK_ERROR') || isError(e, 'TIMEOUT') || isError(e, 'SERVER_ERROR') || isError(e, 'UNKNOWN_ERROR')) {
+      throw new NodeUnavailableError(String((e as Error).message), { cause: e });
+    }
+    throw e;
+  }
+}
+
+/** What the watcher reads of one EVM block: deposits of ETH and of the configured tokens, and its txids. */
+export class BlockScanner {
+  /** Whether the node answers eth_getBlockReceipts; unknown until the first block with value transfers. */
+  private blockReceipts: boolean | undefined;
+
+  constructor(
+    private readonly network: string,
+    private readonly provider: JsonRpcProvider,
+    /** token contract (checksummed) → ticker */
+    private readonly tokensByContract: ReadonlyMap<string, string>,
+  ) {}
+
+  /** One block: its value transfers (with their receipts' status) and the Transfer logs of configured tokens. */
+  async scanBlock(height: bigint): Promise<ScannedBlock> {
+    const block = await nodeCall(() => this.provider.getBlock(Number(height), true));
+    if (!block?.hash) throw new NodeUnavailableError(`block ${height} not available`);
+    const deposits: ObservedDeposit[] = [];
+    const withValue = block.prefetchedTransactions.filter((tx) => tx.to && tx.value > 0n);
+    const statuses = withValue.length ? await this.receiptStatuses(block, withValue.map((tx) => tx.hash)) : new Map<string, number>();
+    for (const tx of withValue) {
+      if (statuses.get(tx.hash) !== 1) continue; // a reverted call moved no value
+      deposits.push({ ...this.deposit('eth', tx.hash, NATIVE_INDEX, tx.to!, tx.value, block), sender: getAddress(tx.from) });
+    }
+    if (this.tokensByContract.size) {
+      const logs = await nodeCall(() =>
+        this.provider.getLogs({ blockHash: block.hash!, address: [...this.tokensByContract.keys()], topics: [TRANSFER_TOPIC] }),
+      );
+      for (const log of logs) {
+        const t = parseTransferLog(log);
+        const ticker = t && this.tokensByContract.get(getAddress(log.address));
+        if (!t || !ticker || t.value === 0n) continue;
+        deposits.push({ ...this.deposit(ticker, log.transactionHash, log.index, t.to, t.value, block), sender: getAddress(t.from) });
+      }
+    }
+    return { height, hash: block.hash, deposits, txids: block.prefetchedTransactions.map((tx) => tx.hash) };
+  }
+
+  /** Receipt status per transaction: one eth_getBlockReceipts call, or per-transaction receipts where a node lacks it. */
+  private async receiptStatuses(block: Block, txids: string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (this.blockReceipts !== false) {
+      try {
+        const receipts = (await this.provider.send('eth_getBlockReceipts', [`0x${block.number.toString(16)}`])) as
+          | { transactionHash: string; status: string; blockHash: string }[]
+          | null;
+        this.blockReceipts = true;
+        for (const r of receipts ?? []) if (r.blockHash === block.hash) out.set(r.transactionHash, Number(BigInt(r.status)));
+        return out;
+      } catch (e) {
+        if (this.blockReceipts === true || !/method|not (found|supported|available)|-32601/i.test(String((e as Error).message))) throw e;
+        this.blockReceipts = false;
+      }
+    }
+    for (const txid of txids) {
+      const r = await nodeCall(() => this.provider.getTransactionReceipt(txid));
+      if (r && r.blockHash === block.hash) out.set(txid, r.status ?? 0);
+    }
+    return out;
+  }
+
+  private deposit(ticker: string, txid: string, index: number, to: string, amount: bigint, block: Block): ObservedDeposit {
+    return { network: this.network, ticker, txid, index, recipient: getAddress(to), amount, blockNumber: BigInt(block.number), blockHash: block.hash! };
+  }
+}
