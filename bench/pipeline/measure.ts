@@ -53,6 +53,8 @@ export interface WorkflowTrace {
   forwardScheduledAt?: number;
   forwardStartedAt?: number;
   forwardCompletedAt?: number;
+  /** Every event of every run: ms since the first run's start, its kind, and the activity/marker/signal it names. */
+  timeline?: string[];
 }
 
 /** Limits how many lookups run at once: the nodes and the machine are shared with the gateway itself. */
@@ -152,10 +154,39 @@ const minDefined = (a: number | undefined, b: number | undefined) => (a === unde
 /** The moments of a run's history that say where a deposit's time went (earliest over runs). */
 type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
 
+/** The activity type a local activity's marker names (its `data` detail, JSON from the SDK's core). */
+function markerActivity(details: Record<string, { payloads?: Array<{ data?: Uint8Array | null }> }> | undefined): string | undefined {
+  const data = details?.data?.payloads?.[0]?.data;
+  if (!data) return undefined;
+  try {
+    return (JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: string }).activity_type;
+  } catch {
+    return undefined;
+  }
+}
+
+/** "WorkflowTaskScheduled", "ActivityTaskCompleted forward", "MarkerRecorded confirmations", … */
+function describeEvent(e: HistoryEvent, names: Map<string, string>): string {
+  const key = Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k]) ?? 'unknown';
+  const kind = key.replace(/EventAttributes$/, '').replace(/^./, (c) => c.toUpperCase());
+  const a = (e as Record<string, Record<string, unknown> | undefined>)[key] ?? {};
+  const name =
+    (a.activityType as { name?: string } | undefined)?.name ??
+    (a.signalName as string | undefined) ??
+    (a.scheduledEventId !== undefined ? names.get(String(a.scheduledEventId)) : undefined) ??
+    markerActivity(a.details as Record<string, { payloads?: Array<{ data?: Uint8Array | null }> }> | undefined);
+  if (name && a.activityType) names.set(String(e.eventId), name);
+  return name ? `${kind} ${name}` : kind;
+}
+
 function traceOf(events: HistoryEvent[], t: WorkflowTrace): void {
   const forwardIds = new Set<string>();
+  const names = new Map<string, string>();
+  const origin = t.startedAt ?? optionalTsToMs(events[0]?.eventTime);
+  t.timeline ??= [];
   for (const e of events) {
     const at = optionalTsToMs(e.eventTime);
+    t.timeline.push(`+${at !== undefined && origin !== undefined ? at - origin : '?'} ${describeEvent(e, names)}`);
     if (e.workflowExecutionStartedEventAttributes) t.startedAt = minDefined(t.startedAt, at);
     const signal = e.workflowExecutionSignaledEventAttributes;
     if (signal?.signalName === 'chain') {
