@@ -49,10 +49,14 @@ export function createForwardActivities(deps: DepositDeps) {
         if (fresh.payment.forwardRaw) {
           plan = planFromJson(fresh.payment.forwardRaw);
         } else {
-          const feePercent = await chooseFeeFor(deps, config, a);
+          // Independent readings, side by side: the host's fee tier, the network's cost, the source's reserved nonces.
+          const [feePercent, estimate, floor] = await Promise.all([
+            chooseFeeFor(deps, config, a),
+            adapter.estimateForwardCost(payment.ticker, config.priority as Priority),
+            nonceFloor(db, payment.network, config.addressIn),
+          ]);
           const value = BigInt(payment.valueBase);
           let sponsorInAsset = 0n;
-          const estimate = await adapter.estimateForwardCost(payment.ticker, config.priority as Priority);
           if (estimate.sponsorCost > 0n) {
             const price = await priceOfNativeInAsset(deps.prices, a);
             if (price === undefined) throw new Error('no price to recover the network cost yet; will retry');
@@ -66,7 +70,7 @@ export function createForwardActivities(deps: DepositDeps) {
               priority: config.priority as Priority,
               commission: percentOf(value, feePercent) + sponsorInAsset,
               treasuryAddress: deps.treasuryAddress(payment.network),
-              nonceFloor: await nonceFloor(db, payment.network, config.addressIn),
+              nonceFloor: floor,
             });
           } catch (e) {
             permanent(e);

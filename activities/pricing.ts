@@ -1,6 +1,6 @@
 import Decimal from 'decimal.js';
 import { minimumStates } from '../src/db/queries/minimums';
-import { recentForwardedOfHost, type ConfigRow } from '../src/db/queries/payments';
+import { forwardedValueOfHost, type ConfigRow } from '../src/db/queries/payments';
 import { statedMinimum } from '../src/domain/minimum';
 import { parseUnits } from '../src/domain/money';
 import { ASSETS, NETWORKS, type Asset } from '../src/domain/assets';
@@ -9,14 +9,16 @@ import type { Db } from '../src/db/client';
 import type { PriceSource } from '../src/prices/source';
 
 const THIRTY_DAYS_MS = 30 * 24 * 3600 * 1000;
+/** Sums of value × price reach well past decimal.js's default 20 significant digits: exact to 100. */
+const Exact = Decimal.clone({ precision: 100 });
 
-/** Rolling 30-day USDT volume of a callback host: forwarded payments with a captured price. */
+/** Rolling 30-day USDT volume of a callback host: forwarded payments with a captured price (summed by PostgreSQL). */
 export async function rollingVolumeUsdt(db: Db, host: string, now = new Date()): Promise<string> {
-  const rows = await recentForwardedOfHost(db, host, new Date(now.getTime() - THIRTY_DAYS_MS));
-  let total = new Decimal(0);
-  for (const r of rows) {
-    if (!r.price || !ASSETS[r.ticker]) continue;
-    total = total.plus(new Decimal(r.valueBase).div(new Decimal(10).pow(ASSETS[r.ticker].decimals)).mul(r.price));
+  const sums = await forwardedValueOfHost(db, host, new Date(now.getTime() - THIRTY_DAYS_MS));
+  let total = new Exact(0);
+  for (const { ticker, valueTimesPrice } of sums) {
+    if (!ASSETS[ticker]) continue;
+    total = total.plus(new Exact(valueTimesPrice).div(new Exact(10).pow(ASSETS[ticker].decimals)));
   }
   return total.toFixed(2, Decimal.ROUND_DOWN);
 }

@@ -32,8 +32,11 @@ async function sourceNonce(ctx: ForwardContext, address: string, floor = 0): Pro
  * maximum the transaction may burn; what it does not burn stays at address_in.
  */
 export async function prepareEthForward(ctx: ForwardContext, source: Wallet, req: ForwardRequest): Promise<ForwardPlan> {
-  const fees = await eip1559Fees(ctx.provider, req.priority);
-  const code = await ctx.provider.getCode(req.addressOut);
+  const [fees, code, nonce] = await Promise.all([
+    eip1559Fees(ctx.provider, req.priority),
+    ctx.provider.getCode(req.addressOut),
+    sourceNonce(ctx, source.address, req.nonceFloor),
+  ]);
   // A contract payout address may need more than a plain transfer; estimate it, with headroom.
   const gasLimit =
     code === '0x'
@@ -42,7 +45,6 @@ export async function prepareEthForward(ctx: ForwardContext, source: Wallet, req
   const networkFee = gasLimit * fees.maxFeePerGas;
   const forwarded = req.deposit.amount - networkFee - (req.commission ?? 0n);
   if (forwarded <= 0n) throw new InsufficientAmountError(`deposit ${req.deposit.amount} does not cover gas ${networkFee}`);
-  const nonce = await sourceNonce(ctx, source.address, req.nonceFloor);
   const tx = await sign(ctx, source, 'forward', { to: req.addressOut, value: forwarded, gasLimit, ...fees, nonce });
   return { network: ctx.network, ticker: req.deposit.ticker, txs: [tx], txidOut: tx.txid, forwarded, networkFee, sponsorCost: 0n, rent: 0n, nonce };
 }
@@ -64,15 +66,15 @@ export async function prepareTokenForward(
   if (forwarded <= 0n) throw new InsufficientAmountError('commission exceeds the deposit');
   if (tank.address === source.address) throw new InvalidRequestError('gas tank cannot be an address_in');
   const data = ERC20.encodeFunctionData('transfer', [req.addressOut, forwarded]);
-  let gasLimit: bigint;
-  try {
-    gasLimit = ((await ctx.provider.estimateGas({ from: source.address, to: contract, data })) * 125n) / 100n;
-  } catch {
-    gasLimit = TOKEN_TRANSFER_GAS_FALLBACK;
-  }
-  const fees = await eip1559Fees(ctx.provider, req.priority);
+  const [gasLimit, fees, nonce] = await Promise.all([
+    ctx.provider
+      .estimateGas({ from: source.address, to: contract, data })
+      .then((g) => (g * 125n) / 100n)
+      .catch(() => TOKEN_TRANSFER_GAS_FALLBACK),
+    eip1559Fees(ctx.provider, req.priority),
+    sourceNonce(ctx, source.address, req.nonceFloor),
+  ]);
   const need = gasLimit * fees.maxFeePerGas;
-  const nonce = await sourceNonce(ctx, source.address, req.nonceFloor);
   // Each forward's top-up is a transaction of its own: two plans of one address signed while the tank's
   // nonce stood still would otherwise sign byte-identical top-ups, one mined transfer funding two forwards.
   // The forward's nonce in the last wei keeps them apart.

@@ -1,6 +1,6 @@
 import { and, eq, gte, inArray, isNotNull, isNull, max, ne, sql } from 'drizzle-orm';
 import type { Db } from '../client';
-import { forwardTxs, paymentConfigs, payments } from '../schema';
+import { callbackHostSql, forwardTxs, paymentConfigs, payments } from '../schema';
 import type { PaymentResult } from '../../domain/lifecycle';
 
 export type PaymentRow = typeof payments.$inferSelect;
@@ -204,19 +204,26 @@ export async function storeSnapshotOnce(
 }
 
 /**
- * Forwarded payments of a callback host in the last 30 days with their value and price, for the
- * rolling volume tier. The host is matched on the stored callback URL.
+ * Per ticker, the sum of value_base × price of the callback host's payments forwarded (sent or done) since
+ * `since`: the host's configurations come from their expression index, their payments from the config index,
+ * and PostgreSQL sums them exactly (numeric), so a forward's fee tier costs the same at any merchant volume.
  */
-export async function recentForwardedOfHost(db: Db, host: string, since: Date) {
+export async function forwardedValueOfHost(db: Db, host: string, since: Date): Promise<Array<{ ticker: string; valueTimesPrice: string }>> {
   return db
-    .select({ valueBase: payments.valueBase, price: payments.price, ticker: payments.ticker })
+    // A price that is not a plain decimal counts as none (the callbacks omit it too: isValidPrice).
+    .select({
+      ticker: payments.ticker,
+      valueTimesPrice: sql<string>`coalesce(sum(${payments.valueBase} * (CASE WHEN ${payments.price} ~ '^[0-9]+([.][0-9]+)?$' THEN ${payments.price}::numeric END)), 0)::text`,
+    })
     .from(payments)
     .innerJoin(paymentConfigs, eq(payments.configId, paymentConfigs.id))
     .where(
       and(
         inArray(payments.result, ['sent', 'done']),
         gte(payments.createdAt, since),
-        sql`lower(substring(${paymentConfigs.callbackUrl} from '^[a-zA-Z][a-zA-Z0-9+.-]*://(?:[^/@?#]*@)?([^/:?#]+)')) = ${host.toLowerCase()}`,
+        isNotNull(payments.price),
+        sql`${callbackHostSql(paymentConfigs.callbackUrl)} = ${host.toLowerCase()}`,
       ),
-    );
+    )
+    .groupBy(payments.ticker);
 }
