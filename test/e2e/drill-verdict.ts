@@ -163,3 +163,51 @@ export function formatCounts(counts: DrillCounts, extra: Record<string, string |
   const w = Math.max(...rows.map(([k]) => k.length));
   return rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join('\n');
 }
+
+/** Each configuration's logs records, by callback URL (an API that does not answer gives none). */
+export async function fetchLogs(base: string, configs: DrillConfig[]): Promise<Map<string, LogRecord[]>> {
+  const one = async (c: DrillConfig): Promise<LogRecord[]> => {
+    try {
+      const res = await fetch(`${base}/${c.ticker}/logs?callback=${encodeURIComponent(c.callbackUrl)}`, { signal: AbortSignal.timeout(10_000) });
+      return res.status === 200 ? (((await res.json()) as { callbacks?: LogRecord[] }).callbacks ?? []) : [];
+    } catch {
+      return [];
+    }
+  };
+  return new Map(await Promise.all(configs.map(async (c) => [c.callbackUrl, await one(c)] as const)));
+}
+
+/**
+ * The end of a drill: waits (up to settleMs) until every deposit is recorded and done, or all are done or
+ * failed, then judges on chain with the confirmed callbacks the merchant verified.
+ */
+export async function settleAndJudge(o: {
+  base: string;
+  chains: DrillChains;
+  configs: DrillConfig[];
+  received: Array<{ verified: boolean; fields?: Record<string, unknown> | null }>;
+  processDeaths: number;
+  settleMs: number;
+  pollMs: number;
+  stage: (line: string) => void;
+}): Promise<{ settled: boolean; logs: Map<string, LogRecord[]>; counts: DrillCounts; detail: VerdictDetail }> {
+  const total = o.configs.reduce((n, c) => n + c.deposits.length, 0);
+  const end = Date.now() + o.settleMs;
+  let settled = false;
+  while (Date.now() < end) {
+    const all = [...(await fetchLogs(o.base, o.configs)).values()].flat();
+    if (all.length >= total && all.every((r) => r.result === 'done')) {
+      settled = true;
+      break;
+    }
+    // Every deposit recorded and each payment done or failed: nothing more will move.
+    if (all.length >= total && all.every((r) => r.result === 'done' || r.result === 'failed')) break;
+    await new Promise((r) => setTimeout(r, o.pollMs));
+  }
+  o.stage(`settled=${settled}; judging on chain`);
+  await new Promise((r) => setTimeout(r, 3000)); // the last forwards' blocks
+  const callbacks = o.received.filter((r) => r.verified && r.fields?.result === 'sent').map((r) => r.fields as unknown as ConfirmedCallback);
+  const logs = await fetchLogs(o.base, o.configs);
+  const { counts, detail } = await judge(o.chains, o.configs, logs, callbacks, o.processDeaths, o.stage);
+  return { settled, logs, counts, detail };
+}

@@ -19,7 +19,7 @@ import { drillChains, type Deposit } from './drill-chains';
 import { stuckEvidence, type StuckEvidence } from './drill-evidence';
 import { probeNodes, type NodeOutage } from './drill-health';
 import { createSupervisor, DRILL_PROCESS_ENV, spawnGateway } from './drill-procs';
-import { judge, type ConfirmedCallback, type DrillConfig, type DrillCounts, type LogRecord, type VerdictDetail } from './drill-verdict';
+import { settleAndJudge, type DrillConfig, type DrillCounts, type VerdictDetail } from './drill-verdict';
 
 
 /**
@@ -255,34 +255,9 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
     await chaos.stop();
     for (const p of Object.values(proxies)) p.calm();
     stage(`calm (kills ${sup.kills}, boundaries ${chaos.boundaries()}, deaths ${sup.deaths.length})`);
-    const fetchLogs = async () => {
-      const out = new Map<string, LogRecord[]>();
-      for (const c of configs) {
-        const r = await getJson(`${base}/${c.ticker}/logs?callback=${encodeURIComponent(c.callbackUrl)}`);
-        out.set(c.callbackUrl, r.status === 200 ? ((r.body?.callbacks as LogRecord[]) ?? []) : []);
-      }
-      return out;
-    };
-    const settleEnd = Date.now() + o.settleMs;
-    let settled = false;
-    while (Date.now() < settleEnd) {
-      const all = [...(await fetchLogs()).values()].flat();
-      const done = all.filter((r) => r.result === 'done').length;
-      if (all.length >= total && done === total) {
-        settled = true;
-        break;
-      }
-      // Every deposit recorded and each payment done or failed: nothing more will move.
-      if (all.length >= total && all.every((r) => r.result === 'done' || r.result === 'failed')) break;
-      await new Promise((r) => setTimeout(r, 3000));
-    }
-    stage(`settled=${settled}; judging on chain`);
-    await new Promise((r) => setTimeout(r, 3000)); // the last forwards' blocks
-
-    const callbacks: ConfirmedCallback[] = merchant.received
-      .filter((r) => r.verified && r.fields?.result === 'sent')
-      .map((r) => r.fields as unknown as ConfirmedCallback);
-    const { counts, detail } = await judge(chains, configs, await fetchLogs(), callbacks, sup.deaths.length, stage);
+    const { settled, counts, detail } = await settleAndJudge({
+      base, chains, configs, received: merchant.received, processDeaths: sup.deaths.length, settleMs: o.settleMs, pollMs: 3000, stage,
+    });
     const stuck = await stuckEvidence(pg.url, temporal.address).catch((e: unknown) => {
       stage(`no evidence of stuck payments: ${String(e)}`);
       return [] as StuckEvidence[];

@@ -16,7 +16,7 @@ import { startTemporalServer } from '../helpers/temporal-server';
 import { drillChains } from './drill-chains';
 import { stuckEvidence, type StuckEvidence } from './drill-evidence';
 import { createSupervisor, DRILL_PROCESS_ENV, spawnGateway } from './drill-procs';
-import { judge, type ConfirmedCallback, type DrillConfig, type DrillCounts, type LogRecord, type VerdictDetail } from './drill-verdict';
+import { settleAndJudge, type DrillConfig, type DrillCounts, type VerdictDetail } from './drill-verdict';
 import { killForwardingWorker, searchAttributeCounts, type SearchAttributeCounts } from './production-topology-probes';
 
 /**
@@ -48,15 +48,6 @@ export interface TopologyReport {
 
 /** Base units, above every minimum and fee with room, a little different per deposit. */
 const AMOUNTS: Record<string, bigint> = { eth: 50_000_000_000_000_000n, erc20_usdt: 20_000_000n, sol: 1_000_000_000n, sol_usdc: 15_000_000n, ltc: 20_000_000n };
-
-async function logsOf(base: string, c: DrillConfig): Promise<LogRecord[] | undefined> {
-  try {
-    const res = await fetch(`${base}/${c.ticker}/logs?callback=${encodeURIComponent(c.callbackUrl)}`, { signal: AbortSignal.timeout(10_000) });
-    return res.status === 200 ? (((await res.json()) as { callbacks?: LogRecord[] }).callbacks ?? []) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 export async function runProductionTopology(o: { waves: number; settleMs: number; log?: (l: string) => void }): Promise<TopologyReport> {
   const started = Date.now();
@@ -178,26 +169,9 @@ export async function runProductionTopology(o: { waves: number; settleMs: number
       stage(`PostgreSQL restarted, down ${pgDownMs} ms`);
     }
 
-    const total = configs.reduce((n, c) => n + c.deposits.length, 0);
-    const fetchLogs = async () => new Map(await Promise.all(configs.map(async (c) => [c.callbackUrl, (await logsOf(base, c)) ?? []] as const)));
-    const settleEnd = Date.now() + o.settleMs;
-    let settled = false;
-    while (Date.now() < settleEnd) {
-      const all = [...(await fetchLogs()).values()].flat();
-      if (all.length >= total && all.every((r) => r.result === 'done')) {
-        settled = true;
-        break;
-      }
-      if (all.length >= total && all.every((r) => r.result === 'done' || r.result === 'failed')) break;
-      await new Promise((r) => setTimeout(r, 2000));
-    }
-    stage(`settled=${settled}; judging on chain`);
-    await new Promise((r) => setTimeout(r, 3000)); // the last forwards' blocks
-    const callbacks: ConfirmedCallback[] = merchant.received
-      .filter((r) => r.verified && r.fields?.result === 'sent')
-      .map((r) => r.fields as unknown as ConfirmedCallback);
-    const logs = await fetchLogs();
-    const { counts, detail } = await judge(chains, configs, logs, callbacks, sup.deaths.length, stage);
+    const { settled, logs, counts, detail } = await settleAndJudge({
+      base, chains, configs, received: merchant.received, processDeaths: sup.deaths.length, settleMs: o.settleMs, pollMs: 2000, stage,
+    });
     const sample = [...logs.values()].map((r) => r[0]?.uuid).filter((u): u is string => Boolean(u));
     const searchAttributes = await searchAttributeCounts(temporal.address, temporal.namespace, TOPOLOGY_TICKERS, sample);
     const stuck = await stuckEvidence(gatewayDb, temporal.address, temporal.namespace).catch(() => [] as StuckEvidence[]);
