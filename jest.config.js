@@ -27,6 +27,7 @@ const UNIT = [
   '<rootDir>/test/callbacks/transport.test.ts',
   '<rootDir>/test/chains/address.test.ts',
   '<rootDir>/test/chains/address-seed.test.ts',
+  '<rootDir>/test/chains/secp256k1.test.ts',
   '<rootDir>/test/foundation/config.test.ts',
   '<rootDir>/test/foundation/redact.test.ts',
 ];

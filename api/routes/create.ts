@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { canonicalAddress, validateAddress } from '../../src/chains/addresses';
 import { acceptTicker, type NewPaymentConfig } from '../../src/db/queries/configs';
-import { DerivedAddressMissingError, createLookup, insertConfig, type CreatedConfig } from '../../src/db/queries/create-config';
+import { DerivedAddressMissingError, createConfig, createLookup, type CreatedConfig } from '../../src/db/queries/create-config';
 import { AddressPoolEmptyError } from '../../src/db/queries/public-material';
 import { addressPoolEmpty } from '../../src/observability/metrics';
 import { tickerFromPath, PRIORITIES, type Priority } from '../../src/domain/assets';
@@ -65,8 +65,6 @@ export const CreateResponse = z
   })
   .meta({ id: 'PaymentConfiguration' });
 
-type Parsed = z.infer<typeof CreateParams>;
-
 function readParams(req: Request): unknown {
   if (req.method === 'GET') return { ...(req.query as object) };
   if (!req.is('application/json') && !req.is('application/x-www-form-urlencoded')) {
@@ -77,11 +75,19 @@ function readParams(req: Request): unknown {
   return req.body;
 }
 
+/** What a valid request asks for: a new configuration's fields. */
+interface Checked {
+  input: NewPaymentConfig;
+  /** address_out in its canonical form: what the deposit-address check compares. */
+  outCanonical: string;
+}
+
 /**
- * Every problem of the request at once (one 1001 lists all failing fields), then the priority check. The one
- * read it needs (is address_out one of our deposit addresses?) also fetches the callback's configuration.
+ * Every problem of the request at once (one 1001 lists all failing fields), then the priority check. The
+ * one check that needs the database (is address_out one of our deposit addresses?) is made by the create
+ * statement itself; only a request already refused reads it alone, to list that problem too.
  */
-async function validate(deps: PublicDeps, raw: unknown, v: AssetView): Promise<{ p: Parsed; existing: CreatedConfig | undefined }> {
+async function check(deps: PublicDeps, raw: unknown, v: AssetView): Promise<Checked> {
   const errors: FieldErrors = newFieldErrors();
   const parsed = CreateParams.safeParse(raw);
   if (!parsed.success) fieldErrors(parsed.error, errors);
@@ -102,33 +108,52 @@ async function validate(deps: PublicDeps, raw: unknown, v: AssetView): Promise<{
   if (parsed.success && p.confirmations !== undefined && v.network.family !== 'sol' && Number(p.confirmations) > v.asset.maxConfirmations) {
     add('confirmations', [`Must be at most ${v.asset.maxConfirmations} for ${v.asset.ticker}.`]);
   }
-  let existing: CreatedConfig | undefined;
-  if (outCanonical !== undefined) {
-    const found = await createLookup(deps.db, parsed.success ? parsed.data.callback_url : undefined, v.network.addressFamily, outCanonical);
-    // Forwarding into one of the gateway's own deposit addresses would loop payments through it.
-    if (found.outIsDeposit) add('address_out', ['Must not be a deposit address of this gateway.']);
-    existing = found.existing;
-  }
-  if (Object.keys(errors).length > 0 || !parsed.success) throw new GatewayError(1001, undefined, errors);
-  const priority = parsed.data.priority ?? 'default';
-  if (!v.network.priorities.includes(priority)) {
+  const priority = parsed.success ? (parsed.data.priority ?? 'default') : undefined;
+  const refused = Object.keys(errors).length > 0 || !parsed.success || !v.network.priorities.includes(priority!);
+  if (refused) {
+    if (outCanonical !== undefined) {
+      const found = await createLookup(deps.db, undefined, v.network.addressFamily, outCanonical);
+      if (found.outIsDeposit) add('address_out', [OUT_IS_DEPOSIT]);
+    }
+    if (Object.keys(errors).length > 0 || !parsed.success) throw new GatewayError(1001, undefined, errors);
     throw new GatewayError(1103, `The ${v.network.name} network supports priority ${v.network.priorities.join(', ')}; not ${priority}.`);
   }
-  return { p: parsed.data, existing };
+  const q = parsed.data;
+  const input: NewPaymentConfig = {
+    callbackUrl: q.callback_url,
+    ticker: v.asset.ticker,
+    family: v.network.addressFamily,
+    addressOut: q.address_out,
+    notifyPending: Number(q.pending ?? 0) === 1,
+    notifyConfirmations: v.network.family === 'sol' ? 1 : Number(q.confirmations ?? confirmationsRequired(v)),
+    post: Number(q.post ?? 0),
+    json: Number(q.json ?? 0),
+    convert: Number(q.convert ?? 0),
+    priority: priority!,
+    // The minimum as GET info states it at this moment (SPEC 2.3: a creation-time snapshot).
+    minimumTransactionBase: v.minimumStated,
+  };
+  return { input, outCanonical: outCanonical! };
 }
+
+/** Forwarding into one of the gateway's own deposit addresses would loop payments through it. */
+const OUT_IS_DEPOSIT = 'Must not be a deposit address of this gateway.';
 
 /** Retries of a create whose index had no stored derived address yet (each stores the next ones first). */
 const MISSING_ADDRESS_RETRIES = 5;
 
-/** A new configuration of the callback (`created`), or the one another create stored first. */
-async function insertNew(deps: PublicDeps, v: AssetView, input: NewPaymentConfig): Promise<{ config: CreatedConfig | undefined; created: boolean }> {
+/** A new configuration of the callback (`created`), or the one stored before (or by another create meanwhile). */
+async function createOrFind(deps: PublicDeps, v: AssetView, c: Checked): Promise<{ config: CreatedConfig | undefined; created: boolean }> {
   const { from, supply } = await deps.addresses.depositAddresses(v.network.id, v.runtime!.mode);
   for (let attempt = 0; ; attempt++) {
     try {
-      const made = await insertConfig(deps.db, input, from);
-      if (!made) return { config: (await createLookup(deps.db, input.callbackUrl, input.family, undefined)).existing, created: false };
-      supply?.noteTaken(made.derivationIndex);
-      return { config: made, created: true };
+      const { outIsDeposit, existing, made } = await createConfig(deps.db, c.input, from, c.outCanonical);
+      if (outIsDeposit) throw new GatewayError(1001, undefined, { ...newFieldErrors(), address_out: [OUT_IS_DEPOSIT] });
+      if (made) {
+        supply?.noteTaken(made.derivationIndex);
+        return { config: made, created: true };
+      }
+      return { config: existing ?? (await createLookup(deps.db, c.input.callbackUrl, c.input.family, undefined)).existing, created: false };
     } catch (e) {
       // A dry pool is the gateway's problem, not the merchant's: 1501 at once, counted; nothing waits.
       if (e instanceof AddressPoolEmptyError) {
@@ -143,25 +168,10 @@ async function insertNew(deps: PublicDeps, v: AssetView, input: NewPaymentConfig
 
 async function create(deps: PublicDeps, ticker: string, req: Request) {
   const v = await routeAsset(deps, ticker, { servedOnly: true });
-  const { p, existing } = await validate(deps, readParams(req), v);
-  const family = v.network.addressFamily;
-  const input: NewPaymentConfig = {
-    callbackUrl: p.callback_url,
-    ticker: v.asset.ticker,
-    family,
-    addressOut: p.address_out,
-    notifyPending: Number(p.pending ?? 0) === 1,
-    notifyConfirmations: v.network.family === 'sol' ? 1 : Number(p.confirmations ?? confirmationsRequired(v)),
-    post: Number(p.post ?? 0),
-    json: Number(p.json ?? 0),
-    convert: Number(p.convert ?? 0),
-    priority: p.priority ?? 'default',
-    // The minimum as GET info states it at this moment (SPEC 2.3: a creation-time snapshot).
-    minimumTransactionBase: v.minimumStated,
-  };
-  const { config, created } = existing ? { config: existing, created: false } : await insertNew(deps, v, input);
+  const checked = await check(deps, readParams(req), v);
+  const { config, created } = await createOrFind(deps, v, checked);
   if (!config) throw new Error('payment configuration vanished after a callback_url conflict');
-  if (config.family !== family) {
+  if (config.family !== checked.input.family) {
     throw new GatewayError(1202, `This callback URL already belongs to the ${config.family} address family. Use a new callback URL.`);
   }
   // The configuration now takes deposits of this asset too (the watcher matches on it); one made here already does.

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
 import { BIP32Factory } from 'bip32';
-import { computeAddress } from 'ethers';
-import * as ecc from 'tiny-secp256k1';
+import { dataSlice, getAddress, keccak256 } from 'ethers';
 import { sql } from 'drizzle-orm';
 import type { ChainMode } from '../chains/config';
+import { pointCompress, publicDerivationEcc } from '../chains/secp256k1';
 import { utxoAddressOfPubkey } from '../chains/utxo/address';
 import { utxoNetwork } from '../chains/utxo/networks';
 import type { PublicKeys } from '../chains/watch-only';
@@ -12,12 +12,13 @@ import type { Db } from '../db/client';
 import { derivedAddresses } from '../db/schema';
 import { NETWORKS } from '../domain/assets';
 
-const bip32 = BIP32Factory(ecc);
+const bip32 = BIP32Factory(publicDerivationEcc);
 
 /**
  * address_in of index i from the account xpub, the same as watchOnlyAddressIn (test/security checks every
  * network and mode against it), with the external-chain node (…/0) parsed and derived once instead of per
- * address, and the EVM public key decompressed by tiny-secp256k1 before ethers hashes it.
+ * address, its point arithmetic native where it can be (src/chains/secp256k1.ts), and the EVM public key
+ * decompressed there before it is hashed.
  */
 export function xpubDeriver(keys: PublicKeys, networkId: string, mode: ChainMode): (index: bigint) => string {
   const xpub = keys.xpubs[networkId];
@@ -28,7 +29,8 @@ export function xpubDeriver(keys: PublicKeys, networkId: string, mode: ChainMode
   return (index) => {
     if (index < 0n || index >= 2n ** 31n) throw new RangeError(`derivation index out of range: ${index}`);
     const publicKey = Uint8Array.from(external.derive(Number(index)).publicKey);
-    if (evm) return computeAddress(`0x${Buffer.from(ecc.pointCompress(publicKey, false)).toString('hex')}`);
+    // An EVM address: the last 20 bytes of the uncompressed key's keccak (computeAddress re-parsed the point in JS).
+    if (evm) return getAddress(dataSlice(keccak256(pointCompress(publicKey, false).subarray(1)), 12));
     return utxoAddressOfPubkey(network!, publicKey);
   };
 }

@@ -218,6 +218,32 @@ describe('address_out may not be one of the gateway\'s deposit addresses', () =>
     expect(r.body.errors).toEqual({ address_out: ['Must not be a deposit address of this gateway.'] });
   });
 
+  it('a refused or repeated create takes no index, no pool address and stores nothing (one statement decides)', async () => {
+    const taken = async () => {
+      const [r] = await queryRows<{ evm: string | null; pool: string }>(
+        api.db,
+        sql`SELECT (SELECT next_index FROM derivation_counters WHERE family = 'evm') AS evm,
+                   (SELECT count(*) FROM address_pool WHERE taken_at IS NOT NULL) AS pool`,
+      );
+      return r;
+    };
+    const eth = await callCreate(api, '/api/eth/create', 'POST JSON', { callback_url: 'https://shop.example/take/eth', address_out: ETH_OUT });
+    const sol = await callCreate(api, '/api/sol/create', 'POST JSON', { callback_url: 'https://shop.example/take/sol', address_out: SOL_OUT });
+    const configs = (await api.db.select().from(paymentConfigs)).length;
+    const before = await taken();
+    // address_out is a deposit address: derived (EVM) and pooled (Solana) families.
+    const loopEth = await callCreate(api, '/api/eth/create', 'POST JSON', { callback_url: 'https://shop.example/take/eth2', address_out: eth.body.address_in });
+    const loopSol = await callCreate(api, '/api/sol/create', 'POST JSON', { callback_url: 'https://shop.example/take/sol2', address_out: sol.body.address_in });
+    expect([loopEth.status, loopSol.status]).toEqual([422, 422]);
+    // The same callbacks again: the stored configurations.
+    const again = await callCreate(api, '/api/eth/create', 'POST JSON', { callback_url: 'https://shop.example/take/eth', address_out: ETH_OUT });
+    const againSol = await callCreate(api, '/api/sol/create', 'POST JSON', { callback_url: 'https://shop.example/take/sol', address_out: SOL_OUT });
+    expect([again.body.address_in, againSol.body.address_in]).toEqual([eth.body.address_in, sol.body.address_in]);
+    expect(await taken()).toEqual(before);
+    expect((await api.db.select().from(paymentConfigs)).length).toBe(configs);
+    expect(await stored('https://shop.example/take/eth2')).toBeUndefined();
+  });
+
   it('BCH without its prefix is the same address', async () => {
     const first = await callCreate(api, '/api/bch/create', 'POST JSON', {
       callback_url: 'https://shop.example/loop/bch',

@@ -4,10 +4,11 @@ import type { NewPaymentConfig } from './configs';
 import { AddressPoolEmptyError } from './public-material';
 
 /**
- * SPEC 4.6 create in two round trips: one read (the callback's existing configuration, and whether
- * address_out is one of our deposit addresses), then, for a new callback, one statement that advances the
- * family's counter, takes that index's address and inserts the configuration and its ticker. As one
- * statement it is one transaction: the counter's row lock is held only inside the server, never across
+ * SPEC 4.6 create in one round trip: one statement reads the callback's existing configuration and whether
+ * address_out is one of our deposit addresses, and only for a new callback with a payout address of its
+ * own advances the family's counter, takes that index's address and inserts the configuration and its
+ * ticker. (createLookup, the read alone, serves requests with other errors to report.) As one statement
+ * it is one transaction: the counter's row lock is held only inside the server, never across
  * a round trip to the API, and any failure (the callback created meanwhile, no address for the index)
  * rolls the counter step back, so no index is ever skipped.
  */
@@ -89,12 +90,15 @@ export async function createLookup(
   return { existing: row.id ? toConfig(row) : undefined, outIsDeposit: row.out_is_deposit === true };
 }
 
-/** The (derivation_index, address) row the new configuration takes. */
+/** Whether the statement may take an address and insert: address_out is no deposit address and the callback is new. */
+const FREE_TO_INSERT = sql.raw('(SELECT NOT out_is_deposit AND existing_id IS NULL FROM look)');
+
+/** The (derivation_index, address) row the new configuration takes; no row, or no address, when it may not insert. */
 function addressRow(input: NewPaymentConfig, from: AddressSource): SQL {
   if (from.kind === 'derived') {
     return sql`
       idx AS (
-        INSERT INTO derivation_counters AS c (family, next_index) VALUES (${input.family}, 1)
+        INSERT INTO derivation_counters AS c (family, next_index) SELECT ${input.family}, 1 WHERE ${FREE_TO_INSERT}
         ON CONFLICT (family) DO UPDATE SET next_index = c.next_index + 1
         RETURNING c.next_index - 1 AS i),
       addr AS (
@@ -105,13 +109,13 @@ function addressRow(input: NewPaymentConfig, from: AddressSource): SQL {
   // SKIP LOCKED: concurrent creates never wait on each other; a rollback gives the address back.
   return sql`
     free AS (
-      SELECT derivation_index FROM address_pool WHERE network = ${from.network} AND taken_at IS NULL
+      SELECT derivation_index FROM address_pool WHERE network = ${from.network} AND taken_at IS NULL AND ${FREE_TO_INSERT}
       ORDER BY derivation_index LIMIT 1 FOR UPDATE SKIP LOCKED),
     taken AS (
       UPDATE address_pool p SET taken_at = now() FROM free
       WHERE p.network = ${from.network} AND p.derivation_index = free.derivation_index
       RETURNING p.derivation_index, p.address),
-    addr AS (SELECT (SELECT derivation_index FROM taken) AS derivation_index, (SELECT address FROM taken) AS address)`;
+    addr AS (SELECT (SELECT derivation_index FROM taken) AS derivation_index, (SELECT address FROM taken) AS address WHERE ${FREE_TO_INSERT})`;
 }
 
 const codeOf = (e: unknown): { code?: string; constraint?: string; column?: string } => {
@@ -119,14 +123,29 @@ const codeOf = (e: unknown): { code?: string; constraint?: string; column?: stri
   return typeof err?.code === 'string' ? (err as object) : err?.cause ? codeOf(err.cause) : {};
 };
 
+/** What one create statement found or made. */
+export interface CreateOutcome {
+  /** address_out is the address_in of a configuration of the family: nothing was inserted. */
+  outIsDeposit: boolean;
+  /** The callback's stored configuration (nothing was inserted), */
+  existing?: CreatedConfig;
+  /** or the one this statement inserted. Neither: another create stored the callback meanwhile (read it). */
+  made?: CreatedConfig;
+}
+
 /**
- * Inserts a new configuration with the next address of `from` and records its ticker, in one statement.
- * undefined when another create stored the same callback URL first (the caller reads that one).
+ * A create in one statement: the look-up of createLookup, and only when address_out (canonical) is no
+ * deposit address of the family and the callback URL is new, the next address of `from` with the new
+ * configuration and its ticker. Neither existing nor made when another create stored the same callback
+ * URL between this statement's snapshot and its insert.
  */
-export async function insertConfig(db: Db, input: NewPaymentConfig, from: AddressSource): Promise<CreatedConfig | undefined> {
+export async function createConfig(db: Db, input: NewPaymentConfig, from: AddressSource, addressOutCanonical: string): Promise<CreateOutcome> {
   try {
     const result = await db.execute(sql`
-      WITH ${addressRow(input, from)},
+      WITH look AS (
+        SELECT EXISTS (SELECT 1 FROM payment_configs WHERE family = ${input.family} AND address_in = ${addressOutCanonical}::text) AS out_is_deposit,
+               (SELECT id FROM payment_configs WHERE callback_url = ${input.callbackUrl}::text) AS existing_id),
+      ${addressRow(input, from)},
       cfg AS (
         INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending,
           notify_confirmations, post, json, convert, priority, minimum_transaction_base)
@@ -136,11 +155,17 @@ export async function insertConfig(db: Db, input: NewPaymentConfig, from: Addres
         FROM addr
         RETURNING ${RETURNED}),
       ticker AS (INSERT INTO config_tickers (config_id, ticker) SELECT id, ticker FROM cfg)
-      SELECT * FROM cfg`);
-    return toConfig(rowsOf<ConfigRow>(result)[0]);
+      SELECT look.out_is_deposit, true AS made, cfg.* FROM look, cfg
+      UNION ALL
+      SELECT look.out_is_deposit, false AS made, e.* FROM look
+        LEFT JOIN (SELECT ${RETURNED} FROM payment_configs WHERE callback_url = ${input.callbackUrl}::text) AS e ON true
+        WHERE NOT EXISTS (SELECT 1 FROM cfg)`);
+    const [row] = rowsOf<ConfigRow & { out_is_deposit: boolean; made: boolean }>(result);
+    const config = row.id ? toConfig(row) : undefined;
+    return { outIsDeposit: row.out_is_deposit === true, ...(row.made ? { made: config } : { existing: config }) };
   } catch (e) {
     const { code, constraint } = codeOf(e);
-    if (code === '23505' && constraint === 'payment_configs_callback_url_uq') return undefined;
+    if (code === '23505' && constraint === 'payment_configs_callback_url_uq') return { outIsDeposit: false };
     // NOT NULL: the index had no stored address, or the pool had none free.
     if (code === '23502') throw from.kind === 'derived' ? new DerivedAddressMissingError(from.source) : new AddressPoolEmptyError(from.network);
     throw e;

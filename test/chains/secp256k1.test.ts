@@ -1,0 +1,33 @@
+import { randomBytes } from 'node:crypto';
+import * as tiny from 'tiny-secp256k1';
+import { nativeSecp256k1, pointCompress, publicDerivationEcc } from '../../src/chains/secp256k1';
+
+/** The API's public derivation arithmetic (native addon when it loads) answers exactly as tiny-secp256k1. */
+const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+const scalar = (n: bigint) => Buffer.from(n.toString(16).padStart(64, '0'), 'hex');
+
+describe('secp256k1 for public derivation', () => {
+  it('the native addon loads on this machine', () => {
+    expect(nativeSecp256k1).toBe(true);
+  });
+
+  it('tweak-add and re-encoding agree with tiny-secp256k1 on random points, both encodings', () => {
+    for (let i = 0; i < 200; i++) {
+      const p = tiny.pointFromScalar(randomBytes(32), i % 2 === 0)!;
+      const t = randomBytes(32);
+      for (const compressed of [true, false]) {
+        expect(Buffer.from(publicDerivationEcc.pointAddScalar(p, t, compressed)!)).toEqual(Buffer.from(tiny.pointAddScalar(p, t, compressed)!));
+        expect(Buffer.from(pointCompress(p, compressed))).toEqual(Buffer.from(tiny.pointCompress(p, compressed)));
+      }
+    }
+  });
+
+  it('a sum at infinity is null and a tweak at or above the order throws, as in tiny-secp256k1', () => {
+    const k = 12345n;
+    const p = tiny.pointFromScalar(scalar(k), true)!;
+    expect(tiny.pointAddScalar(p, scalar(N - k))).toBeNull();
+    expect(publicDerivationEcc.pointAddScalar(p, scalar(N - k))).toBeNull();
+    expect(() => tiny.pointAddScalar(p, scalar(N))).toThrow();
+    expect(() => publicDerivationEcc.pointAddScalar(p, scalar(N))).toThrow();
+  });
+});
