@@ -1,11 +1,48 @@
-import { asc, eq, inArray, and, sql } from 'drizzle-orm';
+import { asc, eq, and, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import type { Tx } from './public-material';
 import { chainCursors, configTickers, deliveryAttempts, derivationCounters, paymentConfigs, payments } from '../schema';
 
 export type PaymentConfigRow = typeof paymentConfigs.$inferSelect;
-export type PaymentRowForLogs = typeof payments.$inferSelect;
-export type DeliveryAttemptRow = typeof deliveryAttempts.$inferSelect;
+
+/** The columns GET /logs shows (SPEC 2.3-2.5), and no others: the statement reads ten rows of them per request. */
+const LOGS_CONFIG = {
+  addressIn: paymentConfigs.addressIn,
+  addressOut: paymentConfigs.addressOut,
+  callbackUrl: paymentConfigs.callbackUrl,
+  family: paymentConfigs.family,
+  notifyConfirmations: paymentConfigs.notifyConfirmations,
+  notifyPending: paymentConfigs.notifyPending,
+  priority: paymentConfigs.priority,
+};
+const LOGS_PAYMENT = {
+  uuid: payments.uuid,
+  txidIn: payments.txidIn,
+  vout: payments.vout,
+  txidOut: payments.txidOut,
+  valueBase: payments.valueBase,
+  forwardedBase: payments.forwardedBase,
+  confirmations: payments.confirmations,
+  blockNumber: payments.blockNumber,
+  lastUpdate: payments.lastUpdate,
+  result: payments.result,
+  feePercent: payments.feePercent,
+  feeBase: payments.feeBase,
+  price: payments.price,
+};
+const LOGS_ATTEMPT = {
+  requestUrl: deliveryAttempts.requestUrl,
+  responseBody: deliveryAttempts.responseBody,
+  responseStatus: deliveryAttempts.responseStatus,
+  nextTry: deliveryAttempts.nextTry,
+  pending: deliveryAttempts.pending,
+  confirmed: deliveryAttempts.confirmed,
+};
+/** A row of the logs statement, as drizzle types it. */
+type LogsRow = Awaited<ReturnType<ReturnType<typeof logsStatement>['execute']>>[number];
+export type LogsConfigRow = LogsRow['config'];
+export type PaymentRowForLogs = NonNullable<LogsRow['payment']>;
+export type DeliveryAttemptRow = NonNullable<LogsRow['attempt']>;
 
 export interface NewPaymentConfig {
   callbackUrl: string;
@@ -24,16 +61,6 @@ export interface NewPaymentConfig {
 export async function findConfigByCallback(db: Db, callbackUrl: string): Promise<PaymentConfigRow | undefined> {
   const [row] = await db.select().from(paymentConfigs).where(eq(paymentConfigs.callbackUrl, callbackUrl));
   return row;
-}
-
-/** Whether an address is the address_in of a configuration of the family (address_in is stored canonical). */
-export async function isDepositAddress(db: Db, family: string, address: string): Promise<boolean> {
-  const rows = await db
-    .select({ id: paymentConfigs.id })
-    .from(paymentConfigs)
-    .where(and(eq(paymentConfigs.family, family), eq(paymentConfigs.addressIn, address)))
-    .limit(1);
-  return rows.length > 0;
 }
 
 class AlreadyExists extends Error {}
@@ -99,36 +126,10 @@ export async function createOrGetConfig(
   return { config: winner, created: false };
 }
 
-/** Payments of one configuration and ticker, oldest first, each with its delivery attempts in order. */
-export async function paymentsWithAttempts(
-  db: Db,
-  configId: string,
-  ticker: string,
-): Promise<Array<{ payment: PaymentRowForLogs; attempts: DeliveryAttemptRow[] }>> {
-  const rows = await db
-    .select()
-    .from(payments)
-    .where(and(eq(payments.configId, configId), eq(payments.ticker, ticker)))
-    .orderBy(asc(payments.createdAt), asc(payments.uuid));
-  if (rows.length === 0) return [];
-  const attempts = await db
-    .select()
-    .from(deliveryAttempts)
-    .where(inArray(deliveryAttempts.paymentUuid, rows.map((r) => r.uuid)))
-    .orderBy(asc(deliveryAttempts.createdAt), asc(deliveryAttempts.id));
-  const byPayment = new Map<string, DeliveryAttemptRow[]>();
-  for (const a of attempts) {
-    const list = byPayment.get(a.paymentUuid) ?? [];
-    list.push(a);
-    byPayment.set(a.paymentUuid, list);
-  }
-  return rows.map((payment) => ({ payment, attempts: byPayment.get(payment.uuid) ?? [] }));
-}
-
 /** One statement, prepared once per database handle: a configuration with its payments of one ticker and their attempts. */
 function logsStatement(db: Db) {
   return db
-    .select({ config: paymentConfigs, payment: payments, attempt: deliveryAttempts, tip: chainCursors.height })
+    .select({ config: LOGS_CONFIG, payment: LOGS_PAYMENT, attempt: LOGS_ATTEMPT, tip: chainCursors.height })
     .from(paymentConfigs)
     .leftJoin(payments, and(eq(payments.configId, paymentConfigs.id), eq(payments.ticker, sql.placeholder('ticker'))))
     .leftJoin(deliveryAttempts, eq(deliveryAttempts.paymentUuid, payments.uuid))
@@ -147,7 +148,7 @@ export async function configWithPayments(
   db: Db,
   callbackUrl: string,
   ticker: string,
-): Promise<{ config: PaymentConfigRow; payments: Array<{ payment: PaymentRowForLogs; attempts: DeliveryAttemptRow[]; tip: bigint | null }> } | undefined> {
+): Promise<{ config: LogsConfigRow; payments: Array<{ payment: PaymentRowForLogs; attempts: DeliveryAttemptRow[]; tip: bigint | null }> } | undefined> {
   let statement = logsStatements.get(db);
   if (!statement) logsStatements.set(db, (statement = logsStatement(db)));
   const rows = await statement.execute({ callback: callbackUrl, ticker });
