@@ -2,7 +2,8 @@
  * `npm start` killed with SIGKILL mid-deposit (its whole process group at once: the gateway, the Temporal
  * dev server, anvil, litecoind, as a power cut or `kill -9 -pgid` would) and started again on the same
  * data dir: the deposit recorded before the crash completes, forward and confirmed callback included.
- * PGlite, the dev server's SQLite and anvil's state dump (every second) carry it across.
+ * PGlite, the dev server's SQLite and anvil's state dump (every second) carry it across. The restarted
+ * gateway then serves every local chain, the UTXO nodes included: a btc and a bch deposit end to end.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,8 +12,10 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { JsonRpcProvider, Network, Wallet } from 'ethers';
-import { devnetPay } from '../../src/chains/devnet/drive';
+import { devnetAddress, devnetMine, devnetPay, devnetUtxo } from '../../src/chains/devnet/drive';
 import { readDevnetState } from '../../src/chains/devnet/index';
+import { verifyCallback, type CallbackRequest } from '../../src/callbacks/verify';
+import { ASSETS } from '../../src/domain/assets';
 import { parseUnits } from '../../src/domain/money';
 import { freePort } from '../../src/temporal/devserver';
 import { descendants, isAlive, waitFor } from '../helpers/process';
@@ -23,6 +26,8 @@ const root = path.resolve(__dirname, '../..');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-crash-'));
 const started: ChildProcess[] = [];
 const received: Array<Record<string, unknown>> = [];
+/** Every callback request as sent, for signature checks. */
+const requests: CallbackRequest[] = [];
 let receiver: http.Server;
 let port: number;
 let uiPort: number;
@@ -46,8 +51,8 @@ async function ready(child: ReturnType<typeof npmStart>) {
 }
 
 const api = (p: string) => `http://127.0.0.1:${port}/api${p}`;
-async function logs(callback: string) {
-  const r = await fetch(api(`/eth/logs?callback=${encodeURIComponent(callback)}`));
+async function logs(callback: string, ticker = 'eth') {
+  const r = await fetch(api(`/${ticker}/logs?callback=${encodeURIComponent(callback)}`));
   return (await r.json()) as { callbacks?: Array<Record<string, unknown>> };
 }
 
@@ -59,6 +64,7 @@ beforeAll(async () => {
     req.on('data', (d) => (body += d));
     req.on('end', () => {
       if (body) received.push(JSON.parse(body) as Record<string, unknown>);
+      requests.push({ method: req.method!, url: req.url!, headers: req.headers as Record<string, string>, rawBody: body });
       res.writeHead(200).end('ok');
     });
   });
@@ -125,4 +131,36 @@ test('a deposit recorded before SIGKILL of the whole tree is forwarded and calle
     provider.destroy();
   }
   await waitFor(async () => (await logs(callback)).callbacks?.[0]?.result === 'done', 60_000, 'logs done');
+});
+
+test('the restarted npm start lists every local chain and takes a btc and a bch deposit end to end, signed callback verified', async () => {
+  const catalog = (await (await fetch(api('/cryptocurrencies'))).json()) as Record<string, unknown>;
+  // npm test installs the local nodes first (scripts/test-prerequisites.js), so all of them run here.
+  expect(Object.keys(catalog)).toEqual(expect.arrayContaining(['eth', 'erc20_usdt', 'sol', 'sol_usdc', 'ltc', 'btc', 'bch']));
+  const publicKey = await (await fetch(api('/pubkey'))).text();
+  const state = readDevnetState(path.join(dataDir, 'devnet'));
+  for (const ticker of ['btc', 'bch']) {
+    const callback = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/cb?order=${ticker}`;
+    const addressOut = await devnetAddress(state, ticker);
+    const created = await fetch(api(`/${ticker}/create`), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ callback_url: callback, address_out: addressOut, confirmations: 1, post: 1, json: 1 }),
+    });
+    expect(created.status).toBe(200);
+    const { address_in } = (await created.json()) as { address_in: string };
+    const txid = await devnetPay(state, ticker, address_in, '0.5');
+    await devnetMine(state, ticker, 1);
+    // The forward needs a block too; the local UTXO chains mine one every 10 s.
+    await waitFor(() => received.some((f) => f.txid_in === txid && f.result === 'sent'), 180_000, `the ${ticker} confirmed callback`);
+    const i = received.findIndex((f) => f.txid_in === txid && f.result === 'sent');
+    expect(verifyCallback(requests[i], publicKey).ok).toBe(true);
+    const sent = received[i];
+    expect(sent).toMatchObject({ coin: ticker, value_coin: '0.50000000', address_out: addressOut });
+    const forwarded = parseUnits(String(sent.value_forwarded_coin), ASSETS[ticker].decimals);
+    expect(forwarded).toBeGreaterThan(0n);
+    const node = devnetUtxo(state, ASSETS[ticker].network);
+    await waitFor(async () => (await node.balance(addressOut)) === forwarded, 60_000, `the ${ticker} forward to land`);
+    await waitFor(async () => (await logs(callback, ticker)).callbacks?.[0]?.result === 'done', 60_000, `${ticker} logs done`);
+  }
 });
