@@ -73,7 +73,9 @@ export function createSupervisor(logDir: string, baseEnv: Record<string, string>
         current = me;
         readyFlag = false;
         out = '';
-        const c = spawn(process.execPath, ['--import', 'tsx', `src/entry/${role}.ts`], {
+        // BENCH_PROFILE=<dir> (bench/pipeline.ts): each process writes a CPU profile there when it exits.
+        const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_PROFILE)}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
+        const c = spawn(process.execPath, [...profile, '--import', 'tsx', `src/entry/${role}.ts`], {
           cwd: ROOT,
           env: { ...process.env, ...baseEnv, ...env },
           stdio: ['ignore', 'pipe', 'pipe'],

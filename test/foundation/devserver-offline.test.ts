@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { resolveTemporalCli } from '../../src/temporal/binaries';
 import { startDevServer } from '../../src/temporal/devserver';
+import { descendants, isAlive, waitFor } from '../helpers/process';
 
 /**
  * The embedded Temporal dev server makes no outbound connection: every connect() of its process tree,
@@ -19,12 +20,20 @@ describe('Temporal dev server of npm start', () => {
     const wrapper = path.join(dir, 'temporal');
     fs.writeFileSync(wrapper, `#!/bin/sh\nexec strace -f -qq -e trace=connect -o '${trace}' '${cli}' "$@"\n`, { mode: 0o755 });
     const server = await startDevServer({ cliPath: wrapper, host: '127.0.0.1', dataDir: path.join(dir, 'data'), namespace: 'default', port: 0, uiPort: 0 });
+    // strace detaches from its tracees when it is stopped, and they run on: the traced server is stopped
+    // first (strace then exits with it), and whatever is left of the tree after that is killed.
+    let traced: number[] = [];
     try {
       // The version check runs when the frontend starts; give it time to try.
       await new Promise((r) => setTimeout(r, 3000));
     } finally {
+      traced = descendants(server.pid);
+      for (const pid of traced) process.kill(pid, 'SIGTERM');
+      await waitFor(() => traced.every((p) => !isAlive(p)), 10_000, 'the traced dev server to stop').catch(() => traced.forEach((p) => isAlive(p) && process.kill(p, 'SIGKILL')));
       await server.stop();
     }
+    expect(traced.length).toBeGreaterThan(0);
+    expect(traced.filter(isAlive)).toEqual([]);
     const connects = fs.readFileSync(trace, 'utf8').split('\n').filter((l) => /\bconnect\(/.test(l));
     expect(connects.length).toBeGreaterThan(0); // the trace saw the server's own loopback connections
     const outbound = connects.filter((l) => !/AF_UNIX|inet_addr\("127\.|inet_pton\(AF_INET6, "::1"/.test(l));
