@@ -17,6 +17,7 @@
  * run wants longer slots), --ltc-block-ms (the bench mines litecoin regtest, default 1000),
  * --watch-ms (sets WATCH_INTERVAL_MS; default: unset, the production 500 ms), --timeout-s (wait for callbacks),
  * --json FILE. DATABASE_URL, when set, names the PostgreSQL server to make a throw-away database on.
+ * BENCH_PROFILE=<dir>: the API and the workers write CPU profiles (node --cpu-prof) into <dir>/<process name>.
  */
 import fs from 'node:fs';
 import os from 'node:os';

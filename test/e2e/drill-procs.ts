@@ -73,8 +73,8 @@ export function createSupervisor(logDir: string, baseEnv: Record<string, string>
         current = me;
         readyFlag = false;
         out = '';
-        // BENCH_PROFILE=<dir> (bench/pipeline.ts): each process writes a CPU profile there when it exits.
-        const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_PROFILE)}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
+        // BENCH_PROFILE=<dir> (bench/pipeline.ts): each process writes CPU profiles (one per thread) into <dir>/<name>.
+        const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(path.resolve(process.env.BENCH_PROFILE), name)}`] : [];
         const c = spawn(process.execPath, [...profile, '--import', 'tsx', `src/entry/${role}.ts`], {
           cwd: ROOT,
           env: { ...process.env, ...baseEnv, ...env },
