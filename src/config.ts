@@ -51,6 +51,7 @@ const schema = z.object({
   GATEWAY_MNEMONIC: nonEmpty('GATEWAY_MNEMONIC').optional(),
   GATEWAY_MNEMONIC_FILE: nonEmpty('GATEWAY_MNEMONIC_FILE').optional(),
   METRICS_PORT: port('METRICS_PORT').optional(),
+  EMBEDDED_API: z.enum(['thread', 'process'], { error: 'EMBEDDED_API must be thread or process' }).default('thread'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
   FEE_DOMAIN_OVERRIDES: z
     .string()
@@ -104,6 +105,8 @@ export type Config = {
   mnemonicFile: string | undefined;
   /** Admin port serving /metrics; unset → no metrics server (the embedded default), compose sets 9464. */
   metricsPort: number | undefined;
+  /** npm start only: the API in a thread of its own (default), or on the main thread beside the worker. */
+  embeddedApi: 'thread' | 'process';
   logLevel: string;
   /** Production USDT quotes: GET this URL with {symbol} replaced. */
   priceSourceUrl: string | undefined;
@@ -176,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mnemonic: c.GATEWAY_MNEMONIC,
     mnemonicFile: c.GATEWAY_MNEMONIC_FILE,
     metricsPort: c.METRICS_PORT,
+    embeddedApi: c.EMBEDDED_API,
     logLevel: c.LOG_LEVEL,
     priceSourceUrl: c.PRICE_SOURCE_URL,
     priceSourceNone: c.PRICE_SOURCE === 'none',

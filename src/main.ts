@@ -9,6 +9,7 @@ import { openDatabase } from './db/client';
 import { SEARCH_ATTRIBUTE_CLI_TYPES } from './domain/search-attributes';
 import { startMetricsServer } from './observability/metrics';
 import { startApiRuntime } from './runtime/api';
+import { startApiThread } from './runtime/api-thread';
 import { apiPart, buildServices } from './runtime/services';
 import { startWorkerRuntime } from './runtime/worker';
 import { resolveTemporalCli } from './temporal/binaries';
@@ -80,10 +81,12 @@ async function main(cfg: Config): Promise<void> {
   const worker = await startWorkerRuntime(services, { address });
   stops.push(() => worker.stop());
   // The same split as in production: the API part sees public material only, never the seed or the key.
-  const api = await startApiRuntime(apiPart(services));
+  // It runs in a thread of its own, so that requests never queue behind the worker's activities, watchers
+  // and PGlite on the main thread (EMBEDDED_API=process keeps it there, as before, for comparison).
+  const api = cfg.embeddedApi === 'process' ? await startApiRuntime(apiPart(services)) : await startApiThread(database, env);
   stops.push(() => api.stop());
   if (cfg.metricsPort !== undefined) {
-    const metrics = await startMetricsServer(cfg.host, cfg.metricsPort);
+    const metrics = await startMetricsServer(cfg.host, cfg.metricsPort, 'metrics' in api ? [() => api.metrics()] : []);
     stops.push(() => metrics.close());
     console.log(`metrics: http://${cfg.host}:${metrics.port}/metrics`);
   }

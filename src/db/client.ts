@@ -23,6 +23,8 @@ export interface Database {
    */
   withLock<T>(name: string, fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /** The PGlite instance this thread owns (kind 'pglite'), to serve another thread's statements. */
+  pglite?: PGlite;
 }
 
 /** In-process serialisation by name: each caller waits for the previous holder of the same name. */
@@ -115,7 +117,7 @@ export async function openPglite(dir: string | undefined, opts: { migrate?: bool
   if (opts.migrate !== false) {
     await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder: MIGRATIONS_FOLDER });
   }
-  return { db, kind: 'pglite', withLock: inProcessLocks(), close: () => client.close() };
+  return { db, kind: 'pglite', withLock: inProcessLocks(), close: () => client.close(), pglite: client };
 }
 
 /** DATABASE_URL set → that server; unset → PGlite under DATA_DIR/pglite. */

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 
 /** One registry per process; the API and the worker each expose theirs on the admin port. */
 export const registry = new Registry();
@@ -70,11 +70,20 @@ export function httpMetrics() {
 }
 
 /** The admin server: GET /metrics in Prometheus text format, on its own port, apart from the public API. */
-export async function startMetricsServer(host: string, port: number): Promise<{ port: number; close(): Promise<void> }> {
+export async function startMetricsServer(
+  host: string,
+  port: number,
+  /** Other threads' registries of this process (the embedded API thread), summed with this one's. */
+  others: Array<() => Promise<MetricObjectWithValues<MetricValue<string>>[]>> = [],
+): Promise<{ port: number; close(): Promise<void> }> {
+  const text = async () => {
+    if (others.length === 0) return registry.metrics();
+    const all = await Promise.all([registry.getMetricsAsJSON(), ...others.map((f) => f())]);
+    return AggregatorRegistry.aggregate(all).metrics();
+  };
   const server = http.createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/metrics') {
-      registry
-        .metrics()
+      text()
         .then((text) => {
           res.writeHead(200, { 'content-type': registry.contentType });
           res.end(text);

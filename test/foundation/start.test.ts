@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Wallet } from 'ethers';
 import { freePort } from '../../src/temporal/devserver';
 import { descendants, isAlive, waitFor } from '../helpers/process';
 
@@ -22,7 +23,10 @@ describe('npm start (embedded default)', () => {
   it('answers health, then SIGTERM stops every descendant within 10 s', async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-start-'));
     const port = await freePort('127.0.0.1');
-    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), TEMPORAL_UI_PORT: String(await freePort('127.0.0.1')) };
+    const metricsPort = await freePort('127.0.0.1');
+    const env: NodeJS.ProcessEnv = {
+      ...process.env, DATA_DIR: dataDir, PORT: String(port), TEMPORAL_UI_PORT: String(await freePort('127.0.0.1')), METRICS_PORT: String(metricsPort),
+    };
     delete env.DATABASE_URL;
     delete env.TEMPORAL_ADDRESS;
     child = spawn(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'src/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -37,6 +41,19 @@ describe('npm start (embedded default)', () => {
     const health = await fetch(`http://127.0.0.1:${port}/api/health`);
     expect(health.status).toBe(200);
     expect(await health.json()).toEqual({ status: 'ok' });
+
+    // The API runs in its own thread; its statements reach the main thread's PGlite, and its HTTP metrics
+    // reach the process's /metrics.
+    const created = await fetch(`http://127.0.0.1:${port}/api/eth/create`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ callback_url: 'https://shop.example/start', address_out: Wallet.createRandom().address }),
+    });
+    expect(created.status).toBe(200);
+    expect(await created.json()).toMatchObject({ status: 'success', address_in: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/) });
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    expect(metrics).toContain('gateway_http_requests_total{method="GET",route="/api/health",status="200"} 1');
+    expect(metrics).toContain('gateway_http_requests_total{method="POST",route="/api/:ticker/create",status="200"} 1');
 
     const tree = [child.pid!, ...descendants(child.pid!)];
     expect(tree.length).toBeGreaterThanOrEqual(2); // at least the gateway and the Temporal dev server

@@ -1,0 +1,108 @@
+import path from 'node:path';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import type { MetricObjectWithValues, MetricValue } from 'prom-client';
+import type { Database } from '../db/client';
+import { serveQueries } from '../db/thread-proxy';
+
+type Metrics = MetricObjectWithValues<MetricValue<string>>[];
+export type ToApiThread = { type: 'metrics'; id: number } | { type: 'stop' };
+export type FromApiThread =
+  | { type: 'ready'; url: string }
+  | { type: 'failed'; message: string }
+  | { type: 'metrics'; id: number; metrics: Metrics }
+  | { type: 'stopped' };
+
+export interface ApiThread {
+  url: string;
+  /** The thread's own registry (its HTTP metrics), for the process's /metrics. */
+  metrics(): Promise<Metrics>;
+  stop(): Promise<void>;
+}
+
+/** What the API thread must never hold: the worker's secrets (DESIGN 9). */
+const SECRETS = ['GATEWAY_MNEMONIC', 'GATEWAY_MNEMONIC_FILE', 'SIGNING_KEY_PEM', 'SIGNING_KEY_FILE'];
+
+/**
+ * The embedded default's public API in a worker thread (issue 12): Express, validation, derivation and
+ * JSON run beside the main thread's worker, watchers and PGlite instead of queueing behind them. With
+ * PGlite the thread's statements are run by the main thread (src/db/thread-proxy.ts); with DATABASE_URL
+ * the thread has its own pool. Its environment is the gateway's without the seed and the signing key.
+ */
+export async function startApiThread(database: Database, env: NodeJS.ProcessEnv): Promise<ApiThread> {
+  const threadEnv: NodeJS.ProcessEnv = { ...env };
+  for (const k of SECRETS) delete threadEnv[k];
+  let dbPort;
+  if (database.pglite) {
+    const { port1, port2 } = new MessageChannel();
+    serveQueries(database.pglite, port1);
+    dbPort = port2;
+  }
+  // Compiled (dist/…/api-thread.js) or run through tsx (…/api-thread.ts), whose hooks a thread does not
+  // inherit: the thread registers them before it loads the entry.
+  const ext = path.extname(__filename);
+  const file = path.join(__dirname, '../entry', `api-thread${ext}`);
+  const options = { env: threadEnv, workerData: { db: dbPort }, transferList: dbPort ? [dbPort] : [] };
+  const worker =
+    ext === '.ts'
+      ? new Worker(`require('tsx/cjs/api').register(); require(${JSON.stringify(file)});`, { ...options, eval: true })
+      : new Worker(file, options);
+  const url = await new Promise<string>((resolve, reject) => {
+    const onExit = (code: number) => reject(new Error(`API thread exited with code ${code} before it was ready`));
+    worker.once('error', reject);
+    worker.once('exit', onExit);
+    worker.on('message', function first(m: FromApiThread) {
+      if (m.type !== 'ready' && m.type !== 'failed') return;
+      worker.off('message', first);
+      worker.off('exit', onExit);
+      worker.off('error', reject);
+      if (m.type === 'ready') resolve(m.url);
+      else void worker.terminate().finally(() => reject(new Error(`API failed to start: ${m.message}`)));
+    });
+  });
+  // A thread that dies later takes the process down with it, as an API failure in the process would.
+  const onDeath = (e: unknown) => {
+    console.error('API thread failed:', e instanceof Error ? e.message : e);
+    process.exit(1);
+  };
+  worker.on('error', onDeath);
+  let stopping = false;
+  worker.on('exit', (code) => {
+    if (!stopping) onDeath(new Error(`exited with code ${code}`));
+  });
+  let nextId = 0;
+  return {
+    url,
+    metrics: () =>
+      new Promise<Metrics>((resolve) => {
+        const id = nextId++;
+        // A thread that does not answer within 2 s leaves its figures out of this scrape, not the scrape hanging.
+        const timer = setTimeout(() => {
+          worker.off('message', on);
+          resolve([]);
+        }, 2_000);
+        const on = (m: FromApiThread) => {
+          if (m.type !== 'metrics' || m.id !== id) return;
+          clearTimeout(timer);
+          worker.off('message', on);
+          resolve(m.metrics);
+        };
+        worker.on('message', on);
+        worker.postMessage({ type: 'metrics', id } satisfies ToApiThread);
+      }),
+    async stop() {
+      stopping = true;
+      // In-flight requests finish (the server closes gracefully); a thread that hangs is ended at 5 s.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 5_000);
+        worker.on('message', (m: FromApiThread) => {
+          if (m.type === 'stopped') {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        worker.postMessage({ type: 'stop' } satisfies ToApiThread);
+      });
+      await worker.terminate();
+    },
+  };
+}
