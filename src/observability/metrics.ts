@@ -69,17 +69,25 @@ export function httpMetrics() {
   };
 }
 
+type ThreadMetrics = MetricObjectWithValues<MetricValue<string>>[];
+const processWide = (m: ThreadMetrics[number]) => m.name.startsWith('process_');
+
 /** The admin server: GET /metrics in Prometheus text format, on its own port, apart from the public API. */
 export async function startMetricsServer(
   host: string,
   port: number,
   /** Other threads' registries of this process (the embedded API thread), summed with this one's. */
-  others: Array<() => Promise<MetricObjectWithValues<MetricValue<string>>[]>> = [],
+  others: Array<() => Promise<ThreadMetrics>> = [],
 ): Promise<{ port: number; close(): Promise<void> }> {
   const text = async () => {
     if (others.length === 0) return registry.metrics();
-    const all = await Promise.all([registry.getMetricsAsJSON(), ...others.map((f) => f())]);
-    return AggregatorRegistry.aggregate(all).metrics();
+    const [own, ...theirs] = await Promise.all([registry.getMetricsAsJSON(), ...others.map((f) => f())]);
+    // A process reading (CPU, memory, descriptors, start time) is the same from every thread: this thread's
+    // stands alone, where prom-client's aggregators would sum it, or omit the start time.
+    return AggregatorRegistry.aggregate([
+      own.map((m) => (processWide(m) ? { ...m, aggregator: 'first' as const } : m)),
+      ...theirs.map((ms) => ms.filter((m) => !processWide(m))),
+    ]).metrics();
   };
   const server = http.createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/metrics') {
