@@ -3,6 +3,7 @@ import { MessageChannel, Worker } from 'node:worker_threads';
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import type { Database } from '../db/client';
 import { serveQueries } from '../db/thread-proxy';
+import { SECRET_VARIABLES } from './services';
 
 type Metrics = MetricObjectWithValues<MetricValue<string>>[];
 export type ToApiThread = { type: 'metrics'; id: number } | { type: 'stop' };
@@ -19,9 +20,6 @@ export interface ApiThread {
   stop(): Promise<void>;
 }
 
-/** What the API thread must never hold: the worker's secrets (DESIGN 9). */
-const SECRETS = ['GATEWAY_MNEMONIC', 'GATEWAY_MNEMONIC_FILE', 'SIGNING_KEY_PEM', 'SIGNING_KEY_FILE'];
-
 /**
  * The embedded default's public API in a worker thread (issue 12): Express, validation, derivation and
  * JSON run beside the main thread's worker, watchers and PGlite instead of queueing behind them. With
@@ -30,7 +28,8 @@ const SECRETS = ['GATEWAY_MNEMONIC', 'GATEWAY_MNEMONIC_FILE', 'SIGNING_KEY_PEM',
  */
 export async function startApiThread(database: Database, env: NodeJS.ProcessEnv): Promise<ApiThread> {
   const threadEnv: NodeJS.ProcessEnv = { ...env };
-  for (const k of SECRETS) delete threadEnv[k];
+  // What the API thread must never hold: the worker's secrets (DESIGN 9).
+  for (const k of Object.keys(SECRET_VARIABLES)) delete threadEnv[k];
   let dbPort;
   if (database.pglite) {
     const { port1, port2 } = new MessageChannel();

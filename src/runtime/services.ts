@@ -53,17 +53,22 @@ export function priceSourceFor(cfg: Config, chains: ChainRuntimeConfig): PriceSo
   );
 }
 
+/** The variables that carry a secret, and where the configuration holds each: the seed and the signing key. */
+export const SECRET_VARIABLES = {
+  GATEWAY_MNEMONIC: 'mnemonic',
+  GATEWAY_MNEMONIC_FILE: 'mnemonicFile',
+  SIGNING_KEY_PEM: 'signingKeyPem',
+  SIGNING_KEY_FILE: 'signingKeyFile',
+} as const satisfies Record<string, keyof Config>;
+
 /** The API process refuses every secret: the seed and the signing key belong to the worker. */
 export function refuseSecrets(cfg: Config): void {
-  const given = [
-    ['GATEWAY_MNEMONIC', cfg.mnemonic],
-    ['GATEWAY_MNEMONIC_FILE', cfg.mnemonicFile],
-    ['SIGNING_KEY_PEM', cfg.signingKeyPem],
-    ['SIGNING_KEY_FILE', cfg.signingKeyFile],
-  ].filter(([, v]) => v !== undefined);
+  const given = Object.entries(SECRET_VARIABLES)
+    .filter(([, field]) => cfg[field] !== undefined)
+    .map(([name]) => name);
   if (given.length > 0) {
     throw new ConfigError(
-      `invalid configuration: the API process holds no secret; unset ${given.map(([k]) => k).join(', ')} (the seed and the signing key belong to the worker)`,
+      `invalid configuration: the API process holds no secret; unset ${given.join(', ')} (the seed and the signing key belong to the worker)`,
     );
   }
 }
