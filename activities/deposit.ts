@@ -17,7 +17,7 @@ import { dueHeight } from '../src/domain/finality';
 import { formatUnits } from '../src/domain/money';
 import { depositsObserved } from '../src/observability/metrics';
 import type { PriceSource } from '../src/prices/source';
-import { createForwardActivities } from './forward';
+import { createForwardActivities, type ForwardFate, type ForwardOptions, type ForwardResult } from './forward';
 import { asset, planFromJson, toDeposit } from './forward-support';
 import { chooseFeeFor, minimumFor, priceOfNativeInAsset } from './pricing';
 export type { ForwardFate } from './forward';
@@ -97,6 +97,43 @@ export function createDepositActivities(deps: DepositDeps) {
       fee_coin: formatUnits(0n, a.decimals),
       price: null,
     };
+  }
+
+  /**
+   * The immutable confirmed snapshot (DESIGN 5): price captured once, fee_coin = value − forwarded
+   * exactly; written once, and every later call returns what was written first.
+   */
+  async function confirmedSnapshot(uuid: string): Promise<CallbackSnapshot> {
+    const { payment, config } = await loadPayment(db, uuid);
+    if (payment.snapshot) return payment.snapshot as CallbackSnapshot;
+    const a = asset(payment.ticker);
+    const plan = planFromJson(payment.forwardRaw!);
+    const value = BigInt(payment.valueBase);
+    const fee = value - plan.forwarded;
+    const price = (await deps.prices.usdt(a.symbol)) ?? null;
+    const snap: CallbackSnapshot = {
+      ...baseSnapshot(payment, config),
+      txid_out: plan.txidOut,
+      confirmations: isSolFamily(a) ? 1 : payment.confirmations,
+      value_forwarded_coin: formatUnits(plan.forwarded, a.decimals),
+      fee_percent: payment.feePercent,
+      fee_coin: formatUnits(fee, a.decimals),
+      price,
+    };
+    await storeSnapshotOnce(db, uuid, { snapshot: snap, price, forwardedBase: plan.forwarded, feeBase: fee });
+    return (await loadPayment(db, uuid)).payment.snapshot as CallbackSnapshot;
+  }
+
+  const forward = createForwardActivities(deps);
+
+  /** A reading, with the confirmed snapshot written when it says confirmed (or without, if that write fails now: the workflow's own step writes it). */
+  async function withSnapshot(uuid: string, fate: ForwardFate): Promise<{ fate: ForwardFate; snapshot?: CallbackSnapshot }> {
+    if (fate.status !== 'confirmed') return { fate };
+    try {
+      return { fate, snapshot: await confirmedSnapshot(uuid) };
+    } catch {
+      return { fate };
+    }
   }
 
   return {
@@ -179,31 +216,23 @@ export function createDepositActivities(deps: DepositDeps) {
       return snap;
     },
 
-    ...createForwardActivities(deps),
+    ...forward,
+
+    confirmedSnapshot,
 
     /**
-     * The immutable confirmed snapshot (DESIGN 5): price captured once, fee_coin = value − forwarded
-     * exactly; written once, and every later call returns what was written first.
+     * One reading of the forward's fate and, when it is confirmed, the confirmed snapshot written: one
+     * step where the workflow took two (patch `fused-forward-steps`). A snapshot that cannot be written
+     * now is left to the workflow's own step (no snapshot in the answer); the reading stands.
      */
-    async confirmedSnapshot(uuid: string): Promise<CallbackSnapshot> {
-      const { payment, config } = await loadPayment(db, uuid);
-      if (payment.snapshot) return payment.snapshot as CallbackSnapshot;
-      const a = asset(payment.ticker);
-      const plan = planFromJson(payment.forwardRaw!);
-      const value = BigInt(payment.valueBase);
-      const fee = value - plan.forwarded;
-      const price = (await deps.prices.usdt(a.symbol)) ?? null;
-      const snap: CallbackSnapshot = {
-        ...baseSnapshot(payment, config),
-        txid_out: plan.txidOut,
-        confirmations: isSolFamily(a) ? 1 : payment.confirmations,
-        value_forwarded_coin: formatUnits(plan.forwarded, a.decimals),
-        fee_percent: payment.feePercent,
-        fee_coin: formatUnits(fee, a.decimals),
-        price,
-      };
-      await storeSnapshotOnce(db, uuid, { snapshot: snap, price, forwardedBase: plan.forwarded, feeBase: fee });
-      return (await loadPayment(db, uuid)).payment.snapshot as CallbackSnapshot;
+    async forwardFateSnapshot(uuid: string): Promise<{ fate: ForwardFate; snapshot?: CallbackSnapshot }> {
+      return withSnapshot(uuid, await forward.forwardFate(uuid));
+    },
+
+    /** forward (activities/forward.ts); with `fate`, a first reading that finds it confirmed comes with the confirmed snapshot written. */
+    async forward(uuid: string, opts: ForwardOptions = {}): Promise<ForwardResult & { snapshot?: CallbackSnapshot }> {
+      const sent = await forward.forward(uuid, opts);
+      return sent.fate ? { ...sent, ...(await withSnapshot(uuid, sent.fate)) } : sent;
     },
 
     async paymentInfo(uuid: string): Promise<PaymentInfo> {

@@ -4,6 +4,7 @@ import {
   ForwardCollisionError,
   discardForwardIf,
   loadPayment,
+  moveResult,
   nonceFloor,
   restoreForwardPlan,
   rivalForwards,
@@ -27,118 +28,45 @@ export type ForwardFate =
   | { status: 'failed'; txidOut: string; reason: string }
   | { status: 'replaceable'; txidOut: string; reason: string; observedAt: string };
 
+export interface ForwardOptions {
+  /** Moves the payment to processing first (the workflow's own record_processing step before the `fused-forward-steps` patch). */
+  processing?: boolean;
+  /** Reads the forward's fate once after the broadcast and returns it (the workflow's first reading). */
+  fate?: boolean;
+}
+
+export interface ForwardResult {
+  txidOut: string;
+  /** The node refused the broadcast (a reading, not a verdict). */
+  refused?: string;
+  /** With `fate`: the first reading, absent when it could not be made. */
+  fate?: ForwardFate;
+}
+
 /** The forward stage of the deposit lifecycle (DESIGN 4): sign once, store, broadcast, and read its fate. */
 export function createForwardActivities(deps: DepositDeps) {
   const { db } = deps;
   return {
     /**
-     * Signs the forward once and stores the bytes, then broadcasts the stored bytes. Forwards from one
-     * address_in are serialised across processes (an advisory lock on the source), so each one is
-     * prepared against the nonces and the stored forwards of those before it; forwards from different
-     * addresses run side by side, and a shared sponsor (the EVM gas tank) is locked only while its
-     * nonce is taken. A broadcast the node refuses is a reading, not a verdict: the workflow re-sends
-     * the same bytes and lets the chain decide (forwardFate).
+     * Moves the payment to processing (with `processing`), signs and broadcasts the forward (send, below)
+     * and, with `fate`, reads its fate once. Idempotent: a stored forward is re-sent, never signed twice.
      */
-    async forward(uuid: string): Promise<{ txidOut: string; refused?: string }> {
-      const { payment, config } = await loadPayment(db, uuid);
-      const adapter = await deps.adapter(payment.network);
-      const a = asset(payment.ticker);
-      return withHeartbeat(() => deps.withLock(`forward:${payment.network}:${config.addressIn}`, async () => {
-        const fresh = await loadPayment(db, uuid);
-        let plan: ForwardPlan;
-        if (fresh.payment.forwardRaw) {
-          plan = planFromJson(fresh.payment.forwardRaw);
-        } else {
-          // Independent readings, side by side: the host's fee tier, the network's cost, the source's reserved nonces.
-          const [feePercent, estimate, floor] = await Promise.all([
-            chooseFeeFor(deps, config, a),
-            adapter.estimateForwardCost(payment.ticker, config.priority as Priority),
-            nonceFloor(db, payment.network, config.addressIn),
-          ]);
-          const value = BigInt(payment.valueBase);
-          let sponsorInAsset = 0n;
-          if (estimate.sponsorCost > 0n) {
-            const price = await priceOfNativeInAsset(deps.prices, a);
-            if (price === undefined) throw new Error('no price to recover the network cost yet; will retry');
-            sponsorInAsset = convertUnits(estimate.sponsorCost, ASSETS[NETWORKS[a.network].nativeTicker].decimals, a.decimals, price);
-          }
-          try {
-            plan = await adapter.prepareForward({
-              deposit: toDeposit(payment, config),
-              derivationIndex: config.derivationIndex,
-              addressOut: config.addressOut,
-              priority: config.priority as Priority,
-              commission: percentOf(value, feePercent) + sponsorInAsset,
-              treasuryAddress: deps.treasuryAddress(payment.network),
-              nonceFloor: floor,
-            });
-          } catch (e) {
-            permanent(e);
-          }
-          // Stored (committed) before any broadcast: a retry re-sends these bytes, never new ones.
-          let stored: boolean;
-          try {
-            stored = await storeForwardOnce(db, uuid, planToJson(plan), plan.txidOut, feePercent, {
-              network: payment.network,
-              source: config.addressIn,
-              nonce: plan.nonce,
-            });
-          } catch (e) {
-            if (e instanceof ForwardCollisionError) throw ApplicationFailure.nonRetryable(e.message, 'ForwardCollision');
-            throw e;
-          }
-          if (!stored) plan = planFromJson((await loadPayment(db, uuid)).payment.forwardRaw!);
-        }
-        const txidOut = plan.txidOut;
-        try {
-          await adapter.broadcast(plan, { onPlanChange: (next) => restoreForwardPlan(db, uuid, txidOut, planToJson(next)) });
-        } catch (e) {
-          if (!(e instanceof BroadcastRejectedError)) throw e;
-          forwards.inc({ ticker: payment.ticker, outcome: 'refused' });
-          return { txidOut, refused: e.message };
-        }
-        forwards.inc({ ticker: payment.ticker, outcome: 'broadcast' });
-        return { txidOut };
-      }));
+    async forward(uuid: string, opts: ForwardOptions = {}): Promise<ForwardResult> {
+      // The payment's move to processing, at the start of the stage it names (a no-op when already there).
+      if (opts.processing) await moveResult(db, uuid, ['pending'], 'processing');
+      const sent = await send(uuid);
+      if (!opts.fate) return sent;
+      // The stored forward's first reading, right after the broadcast. A failed reading is no reading:
+      // the workflow makes its own.
+      try {
+        return { ...sent, fate: await forwardFate(uuid) };
+      } catch (e) {
+        logger.debug({ payment: uuid, err: e instanceof Error ? e.message : String(e) }, 'first forward reading failed; the workflow reads again');
+        return sent;
+      }
     },
 
-    /**
-     * The stored forward's fate from one reading of the chain: confirmed, failed for good, replaceable
-     * (evidence the workflow confirms on a later block before acting), or pending — and when the node
-     * does not hold the bytes, they are sent again (the same bytes; a dropped forward revives).
-     */
-    async forwardFate(uuid: string): Promise<ForwardFate> {
-      const { payment, config } = await loadPayment(db, uuid);
-      if (!payment.forwardRaw) throw ApplicationFailure.nonRetryable('no stored forward');
-      const adapter = await deps.adapter(payment.network);
-      const plan = planFromJson(payment.forwardRaw);
-      const txidOut = plan.txidOut;
-      const rivals = plan.nonce === undefined ? [] : await rivalForwards(db, payment.network, config.addressIn, plan.nonce, txidOut);
-      const s = await adapter.forwardStatus(plan, { rivals });
-      switch (s.status) {
-        case 'confirmed':
-          forwards.inc({ ticker: payment.ticker, outcome: 'confirmed' });
-          return { status: 'confirmed', txidOut };
-        case 'failed':
-          return { status: 'failed', txidOut, reason: s.reason };
-        case 'replaceable':
-          return { status: 'replaceable', txidOut, reason: s.reason, observedAt: s.observedAt.toString() };
-        case 'pending':
-          if (s.note) logger.warn({ payment: uuid, txidOut, nonce: plan.nonce, note: s.note }, 'forward waiting');
-          if (s.known !== false) return { status: 'pending', txidOut, ...(s.note ? { note: s.note } : {}) };
-      }
-      try {
-        await adapter.broadcast(plan, { waitForSponsor: false, onPlanChange: (next) => restoreForwardPlan(db, uuid, txidOut, planToJson(next)) });
-        forwards.inc({ ticker: payment.ticker, outcome: 'rebroadcast' });
-        return { status: 'pending', txidOut, ...(s.note ? { note: s.note } : {}) };
-      } catch (e) {
-        if (!(e instanceof BroadcastRejectedError || e instanceof NodeUnavailableError)) throw e;
-        const note = `${s.note ? `${s.note}; ` : ''}re-broadcast refused: ${e.message}`;
-        // The wait goes on; the operator sees why (the workflow keeps re-sending at its backoff).
-        logger.warn({ payment: uuid, txidOut, nonce: plan.nonce, note }, 'forward not held by the node; re-sending');
-        return { status: 'pending', txidOut, note };
-      }
-    },
+    forwardFate,
 
     /**
      * Superseded by forwardFate; kept for workflows recorded before the `forward-fate-once` patch. A
@@ -170,4 +98,113 @@ export function createForwardActivities(deps: DepositDeps) {
       return discardForwardIf(db, uuid, txidOut);
     },
   };
+
+  /**
+   * Signs the forward once and stores the bytes, then broadcasts the stored bytes. Forwards from one
+   * address_in are serialised across processes (an advisory lock on the source), so each one is
+   * prepared against the nonces and the stored forwards of those before it; forwards from different
+   * addresses run side by side, and a shared sponsor (the EVM gas tank) is locked only while its
+   * nonce is taken. A broadcast the node refuses is a reading, not a verdict: the workflow re-sends
+   * the same bytes and lets the chain decide (forwardFate).
+   */
+  async function send(uuid: string): Promise<{ txidOut: string; refused?: string }> {
+    const { payment, config } = await loadPayment(db, uuid);
+    const adapter = await deps.adapter(payment.network);
+    const a = asset(payment.ticker);
+    return withHeartbeat(() => deps.withLock(`forward:${payment.network}:${config.addressIn}`, async () => {
+      const fresh = await loadPayment(db, uuid);
+      let plan: ForwardPlan;
+      if (fresh.payment.forwardRaw) {
+        plan = planFromJson(fresh.payment.forwardRaw);
+      } else {
+        // Independent readings, side by side: the host's fee tier, the network's cost, the source's reserved nonces.
+        const [feePercent, estimate, floor] = await Promise.all([
+          chooseFeeFor(deps, config, a),
+          adapter.estimateForwardCost(payment.ticker, config.priority as Priority),
+          nonceFloor(db, payment.network, config.addressIn),
+        ]);
+        const value = BigInt(payment.valueBase);
+        let sponsorInAsset = 0n;
+        if (estimate.sponsorCost > 0n) {
+          const price = await priceOfNativeInAsset(deps.prices, a);
+          if (price === undefined) throw new Error('no price to recover the network cost yet; will retry');
+          sponsorInAsset = convertUnits(estimate.sponsorCost, ASSETS[NETWORKS[a.network].nativeTicker].decimals, a.decimals, price);
+        }
+        try {
+          plan = await adapter.prepareForward({
+            deposit: toDeposit(payment, config),
+            derivationIndex: config.derivationIndex,
+            addressOut: config.addressOut,
+            priority: config.priority as Priority,
+            commission: percentOf(value, feePercent) + sponsorInAsset,
+            treasuryAddress: deps.treasuryAddress(payment.network),
+            nonceFloor: floor,
+          });
+        } catch (e) {
+          permanent(e);
+        }
+        // Stored (committed) before any broadcast: a retry re-sends these bytes, never new ones.
+        let stored: boolean;
+        try {
+          stored = await storeForwardOnce(db, uuid, planToJson(plan), plan.txidOut, feePercent, {
+            network: payment.network,
+            source: config.addressIn,
+            nonce: plan.nonce,
+          });
+        } catch (e) {
+          if (e instanceof ForwardCollisionError) throw ApplicationFailure.nonRetryable(e.message, 'ForwardCollision');
+          throw e;
+        }
+        if (!stored) plan = planFromJson((await loadPayment(db, uuid)).payment.forwardRaw!);
+      }
+      const txidOut = plan.txidOut;
+      try {
+        await adapter.broadcast(plan, { onPlanChange: (next) => restoreForwardPlan(db, uuid, txidOut, planToJson(next)) });
+      } catch (e) {
+        if (!(e instanceof BroadcastRejectedError)) throw e;
+        forwards.inc({ ticker: payment.ticker, outcome: 'refused' });
+        return { txidOut, refused: e.message };
+      }
+      forwards.inc({ ticker: payment.ticker, outcome: 'broadcast' });
+      return { txidOut };
+    }));
+  }
+
+  /**
+   * The stored forward's fate from one reading of the chain: confirmed, failed for good, replaceable
+   * (evidence the workflow confirms on a later block before acting), or pending — and when the node
+   * does not hold the bytes, they are sent again (the same bytes; a dropped forward revives).
+   */
+  async function forwardFate(uuid: string): Promise<ForwardFate> {
+    const { payment, config } = await loadPayment(db, uuid);
+    if (!payment.forwardRaw) throw ApplicationFailure.nonRetryable('no stored forward');
+    const adapter = await deps.adapter(payment.network);
+    const plan = planFromJson(payment.forwardRaw);
+    const txidOut = plan.txidOut;
+    const rivals = plan.nonce === undefined ? [] : await rivalForwards(db, payment.network, config.addressIn, plan.nonce, txidOut);
+    const s = await adapter.forwardStatus(plan, { rivals });
+    switch (s.status) {
+      case 'confirmed':
+        forwards.inc({ ticker: payment.ticker, outcome: 'confirmed' });
+        return { status: 'confirmed', txidOut };
+      case 'failed':
+        return { status: 'failed', txidOut, reason: s.reason };
+      case 'replaceable':
+        return { status: 'replaceable', txidOut, reason: s.reason, observedAt: s.observedAt.toString() };
+      case 'pending':
+        if (s.note) logger.warn({ payment: uuid, txidOut, nonce: plan.nonce, note: s.note }, 'forward waiting');
+        if (s.known !== false) return { status: 'pending', txidOut, ...(s.note ? { note: s.note } : {}) };
+    }
+    try {
+      await adapter.broadcast(plan, { waitForSponsor: false, onPlanChange: (next) => restoreForwardPlan(db, uuid, txidOut, planToJson(next)) });
+      forwards.inc({ ticker: payment.ticker, outcome: 'rebroadcast' });
+      return { status: 'pending', txidOut, ...(s.note ? { note: s.note } : {}) };
+    } catch (e) {
+      if (!(e instanceof BroadcastRejectedError || e instanceof NodeUnavailableError)) throw e;
+      const note = `${s.note ? `${s.note}; ` : ''}re-broadcast refused: ${e.message}`;
+      // The wait goes on; the operator sees why (the workflow keeps re-sending at its backoff).
+      logger.warn({ payment: uuid, txidOut, nonce: plan.nonce, note }, 'forward not held by the node; re-sending');
+      return { status: 'pending', txidOut, note };
+    }
+  }
 }

@@ -31,6 +31,7 @@ async function orNothing<T>(read: Promise<T>): Promise<T | undefined> {
 }
 export const readConfirmations = (uuid: string) => orNothing(readings.confirmations(uuid));
 export const readForwardFate = (uuid: string) => orNothing(readings.forwardFate(uuid));
+export const readForwardFateSnapshot = (uuid: string) => orNothing(readings.forwardFateSnapshot(uuid));
 
 /**
  * The forward signs and broadcasts, possibly after waiting for its source's lock or a gas top-up. It

@@ -1,8 +1,10 @@
 // The forward effect of the payment workflow: sign once and broadcast (the activity), then one reading per
 // wake (forwardFate) decides; the watcher's `forward` signal wakes it when a block holds the forward.
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import type { ForwardFate } from '../activities/deposit';
+import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { LifecycleEvent } from '../src/domain/lifecycle';
-import { forwardActs, local, readForwardFate } from './payment-activities';
+import { forwardActs, local, readForwardFate, readForwardFateSnapshot } from './payment-activities';
 
 /** The forward's progress, carried across runs: which plan this is, and a first reading of final evidence. */
 export interface ForwardProgress {
@@ -14,8 +16,12 @@ export interface ForwardProgress {
 export interface ForwardWaits {
   /** Waits for a chain signal or `ms` (continuing as new first when over budget); true when signalled. */
   waitHint(ms: number): Promise<boolean>;
+  /** Marks the start of a reading (hints after it wake the next wait). */
+  beginReading(): void;
   fallbackMs: number;
   recheckMs: number;
+  /** Patch fused-forward-steps: the activity marks processing and reads once; a confirmed reading writes the snapshot. */
+  fused: boolean;
 }
 
 const MAX_FORWARD_ROUNDS = 5;
@@ -31,15 +37,21 @@ function failureMessage(e: unknown): string {
  * integrity"); until then the reading re-sends bytes the node lacks.
  */
 export async function forwardStage(
-  c: { payment: { uuid: string }; txidOut: string | null; forward: ForwardProgress },
+  c: { payment: { uuid: string }; txidOut: string | null; forward: ForwardProgress; snapshot: CallbackSnapshot | null },
   w: ForwardWaits,
 ): Promise<LifecycleEvent> {
   const uuid = c.payment.uuid;
   for (;;) {
     let txidOut: string;
+    /** The activity's own first reading (fused), used instead of a reading of the workflow's. */
+    let first: ForwardFate | undefined;
     try {
       // Idempotent: a stored forward is returned (and re-sent), never signed twice.
-      txidOut = (await forwardActs.forward(uuid)).txidOut;
+      w.beginReading();
+      const sent = await (w.fused ? forwardActs.forward(uuid, { processing: true, fate: true }) : forwardActs.forward(uuid));
+      txidOut = sent.txidOut;
+      first = sent.fate;
+      if (sent.snapshot) c.snapshot = sent.snapshot;
     } catch (e) {
       // Permanent before anything was sent (the deposit cannot pay its way, a colliding txid): recorded.
       return { type: 'forward_failed', reason: `forward failed: ${failureMessage(e)}` };
@@ -48,7 +60,8 @@ export async function forwardStage(
     let short = w.recheckMs;
     let soon = false;
     for (;;) {
-      const fate = await readForwardFate(uuid);
+      const fate = first ?? (await read(c, w));
+      first = undefined;
       if (fate === undefined) {
         // The node did not answer: no reading; wait for the next signal or the fallback.
         await w.waitHint(w.fallbackMs);
@@ -76,4 +89,13 @@ export async function forwardStage(
       short = signalled ? w.recheckMs : Math.min(short * 2, w.fallbackMs);
     }
   }
+}
+
+/** One reading of the forward's fate; fused, a confirmed one comes with the confirmed snapshot written. */
+async function read(c: { payment: { uuid: string }; snapshot: CallbackSnapshot | null }, w: ForwardWaits): Promise<ForwardFate | undefined> {
+  w.beginReading();
+  if (!w.fused) return readForwardFate(c.payment.uuid);
+  const r = await readForwardFateSnapshot(c.payment.uuid);
+  if (r?.snapshot) c.snapshot = r.snapshot;
+  return r?.fate;
 }

@@ -6,6 +6,7 @@
 import {
   condition,
   continueAsNew,
+  patched,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -56,17 +57,30 @@ export interface Carry {
 
 export const HISTORY_BUDGET = 100;
 
+/**
+ * Patch: fewer steps from finality to the confirmed callback. The forward activity moves the payment to
+ * processing and makes the forward's first reading; the reading that finds the forward confirmed also
+ * writes the confirmed snapshot; and a hint that arrives while a reading is under way is kept for the
+ * next wait instead of being cleared by it. Runs recorded before it replay the earlier steps.
+ */
+export const FUSED_FORWARD_STEPS = 'fused-forward-steps';
+
 export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflowOptions = {}, carried?: Carry): Promise<DepositStatus> {
   const fallbackMs = msToNumber(opts.fallback ?? '5 minutes');
   const recheckMs = Math.min(msToNumber(opts.recheck ?? '2 seconds'), fallbackMs);
   const budget = opts.historyBudget ?? HISTORY_BUDGET;
+  const fused = patched(FUSED_FORWARD_STEPS);
   const c: Carry = carried ?? fresh(await local.recordDeposit(input));
   const uuid = c.payment.uuid;
   let hinted = false;
+  /** Hints received, and how many of them had come when the last reading began (fused). */
+  let hints = 0;
+  let readFrom = 0;
   let pendingRun: PendingDelivery | undefined;
 
   setHandler(chainSignal, () => {
     hinted = true;
+    hints++;
   });
   setHandler(depositStatusQuery, () => status(c));
   setHandler(
@@ -104,9 +118,15 @@ export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflow
     await continueAsNew<typeof paymentWorkflow>(input, opts, { ...c, runs: c.runs + 1 });
   }
 
-  /** Waits for a chain signal or `ms`; true when a signal came. */
+  /** A reading begins: hints from now on are news to it. */
+  function beginReading(): void {
+    readFrom = hints;
+  }
+
+  /** Waits for a chain signal or `ms`; true when a signal came (fused: since the last reading began). */
   async function waitHint(ms: number): Promise<boolean> {
     await maybeContinue();
+    if (fused) return condition(() => hints > readFrom, ms);
     hinted = false;
     return condition(() => hinted, ms);
   }
@@ -115,6 +135,7 @@ export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflow
     let short = recheckMs;
     let soon = false;
     for (;;) {
+      beginReading();
       const r = await readConfirmations(uuid);
       if (r === undefined) {
         // The node did not answer: no verdict either way; the next signal or the fallback reads again.
@@ -154,16 +175,18 @@ export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflow
         pendingRun = undefined;
         return undefined;
       case 'record_processing':
-        await local.markProcessing(uuid);
+        // Fused: the forward activity, next, makes this move as its first step.
+        if (!fused) await local.markProcessing(uuid);
         return undefined;
       case 'record_failure':
         c.reason = e.reason;
         await local.markFailed(uuid, e.reason);
         return undefined;
       case 'forward':
-        return forwardStage(c, { waitHint, fallbackMs, recheckMs });
+        return forwardStage(c, { waitHint, beginReading, fallbackMs, recheckMs, fused });
       case 'snapshot_confirmed':
-        c.snapshot = await snapshotConfirmed(uuid);
+        // Fused: the reading that found the forward confirmed has written it already.
+        if (c.snapshot === null) c.snapshot = await snapshotConfirmed(uuid);
         return undefined;
       case 'deliver_confirmed':
         return deliverConfirmed(c, { overBudget, maybeContinue, resendWindow: opts.resendWindow ?? '30 days' });

@@ -5,6 +5,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { ApplicationFailure } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import type { DepositInput, ForwardFate } from '../../activities/deposit';
 import { workflowsEntry } from '../../src/temporal/worker';
 import type { PaymentWorkflowOptions } from '../../workflows/payment';
@@ -29,6 +30,8 @@ export interface Script {
   /** Merchant answers per attempt, pending and confirmed stages each in their own list. */
   pending?: Attempt[];
   confirmed?: Attempt[];
+  /** Holds the forward activity until it resolves (a test sends hints meanwhile). */
+  forwardGate?: () => Promise<void>;
 }
 
 export const input: DepositInput = {
@@ -36,6 +39,8 @@ export const input: DepositInput = {
   recipient: '0x0000000000000000000000000000000000000001', amount: '1000', blockNumber: '1', blockHash: '0xblock',
 };
 export const uuid = 'a1b2c3d4-0000-4000-8000-000000000001';
+
+const EventType = temporal.api.enums.v1.EventType;
 
 function next<T>(list: T[]): T {
   return list.length > 1 ? list.shift()! : list[0];
@@ -46,6 +51,17 @@ export function scriptedActivities(script: Script, calls: string[]) {
   const fates = [...(script.fates ?? [{ status: 'confirmed' }])];
   const answers = { pending: [...(script.pending ?? ['delivered'])], confirmed: [...(script.confirmed ?? ['delivered'])] };
   let plans = 0;
+  const fate = (): ForwardFate => {
+    const r = next(fates);
+    calls.push(`fate ${r.status}`);
+    const txidOut = `0xout${plans}`;
+    if (r.status === 'replaceable') return { status: 'replaceable', txidOut, reason: 'nonce taken', observedAt: String(r.at) };
+    return { ...r, txidOut } as ForwardFate;
+  };
+  const snapshot = () => {
+    calls.push('snapshot');
+    return { uuid, coin: 'eth', txid_out: `0xout${plans}` };
+  };
   return {
     recordDeposit: async () => ({
       uuid, ticker: 'eth', network: 'ethereum', notifyPending: script.notifyPending ?? false, requiredConfirmations: script.requiredConfirmations ?? 1,
@@ -71,25 +87,25 @@ export function scriptedActivities(script: Script, calls: string[]) {
       calls.push(`markFailed ${reason}`);
       return true;
     },
-    forward: async () => {
+    forward: async (_u: string, opts: { processing?: boolean; fate?: boolean } = {}) => {
+      if (opts.processing) calls.push('markProcessing');
       calls.push('forward');
-      return { txidOut: `0xout${++plans}` };
+      const txidOut = `0xout${++plans}`;
+      if (script.forwardGate) await script.forwardGate();
+      if (!opts.fate) return { txidOut };
+      const f = fate();
+      return f.status === 'confirmed' ? { txidOut, fate: f, snapshot: snapshot() } : { txidOut, fate: f };
     },
-    forwardFate: async (): Promise<ForwardFate> => {
-      const r = next(fates);
-      calls.push(`fate ${r.status}`);
-      const txidOut = `0xout${plans}`;
-      if (r.status === 'replaceable') return { status: 'replaceable', txidOut, reason: 'nonce taken', observedAt: String(r.at) };
-      return { ...r, txidOut } as ForwardFate;
+    forwardFate: async (): Promise<ForwardFate> => fate(),
+    forwardFateSnapshot: async () => {
+      const f = fate();
+      return f.status === 'confirmed' ? { fate: f, snapshot: snapshot() } : { fate: f };
     },
     discardForward: async () => {
       calls.push('discard');
       return true;
     },
-    confirmedSnapshot: async () => {
-      calls.push('snapshot');
-      return { uuid, coin: 'eth', txid_out: `0xout${plans}` };
-    },
+    confirmedSnapshot: async () => snapshot(),
     storeConfirmedSnapshot: async (i: { snapshot: unknown }) => i.snapshot,
     deliverCallbackAttempt: async (i: { stage: 'pending' | 'confirmed'; attempt: number }) => {
       const a = next(answers[i.stage]);
@@ -104,6 +120,8 @@ export interface Run {
   status: { state: string; reason: string | null; txidOut: string | null; delivery: { confirmed: { attempts: number; state: string } } };
   /** History length of each run, first to last (a run that continued as new ends the list's earlier entries). */
   runLengths: number[];
+  /** The first run's event types, in order (e.g. EVENT_TYPE_TIMER_FIRED). */
+  firstRunEvents: string[];
 }
 
 /**
@@ -130,6 +148,7 @@ export async function runPayment(
   });
   // Walk the runs from the first: each one that continued as new names the next.
   const runLengths: number[] = [];
+  let firstRunEvents: string[] = [];
   let runId: string | undefined = firstRun;
   let first = true;
   while (runId) {
@@ -137,6 +156,7 @@ export async function runPayment(
     const events = history.events ?? [];
     runLengths.push(events.length);
     if (first) {
+      firstRunEvents = events.map((e) => EventType[e.eventType ?? 0]);
       await Worker.runReplayHistory({ workflowsPath: workflowsEntry() }, history, workflowId);
       if (record && process.env.RECORD_HISTORIES === '1') {
         fs.writeFileSync(path.resolve(__dirname, '../fixtures/histories', `${record}.json`), `${historyToJSON(history)}\n`);
@@ -146,7 +166,7 @@ export async function runPayment(
     runId = events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
   }
   if (process.env.DEBUG) console.log(`${record ?? workflowId}: runs of ${runLengths.join(', ')} events`);
-  return { calls, status: status as Run['status'], runLengths };
+  return { calls, status: status as Run['status'], runLengths, firstRunEvents };
 }
 
 /** Polls until `calls` satisfies `ok` (the workflow runs on real time while a test drives it). */

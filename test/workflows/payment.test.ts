@@ -44,6 +44,35 @@ describe('payment workflow: pushed, not polled', () => {
     expect(runLengths[0]).toBeLessThanOrEqual(50);
   }, 60_000);
 
+  it('a hint that comes while a reading is under way wakes the next wait (it is not cleared by it)', async () => {
+    // The forward activity's own reading says pending; the block holding the forward is hinted while the
+    // activity is still running. The hint must end the wait after that reading at once, not the hour-long fallback.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { calls, status, firstRunEvents } = await runPayment(
+      env,
+      { fates: [{ status: 'pending' }, { status: 'confirmed' }], forwardGate: () => gate },
+      {
+        fallback: '1 hour',
+        drive: async (h, calls) => {
+          await until(calls, (c) => c.includes('forward'), 'the forward activity');
+          await h.signal(chainSignal, { kind: 'forward', height: '2' });
+          release();
+        },
+      },
+    );
+    expect(calls).toEqual(['confirmations 1', 'markProcessing', 'forward', 'fate pending', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(status.state).toBe('done');
+    expect(firstRunEvents).not.toContain('EVENT_TYPE_TIMER_FIRED');
+  }, 60_000);
+
+  it('a forward the chain already holds when the activity reads it (a retried activity re-sent mined bytes): no wait, no second reading', async () => {
+    const { calls, status, firstRunEvents } = await runPayment(env, { fates: [{ status: 'confirmed' }] }, { fallback: '1 hour', record: 'payment-forward-confirmed-at-once' });
+    expect(calls).toEqual(['confirmations 1', 'markProcessing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(status.state).toBe('done');
+    expect(firstRunEvents).not.toContain('EVENT_TYPE_TIMER_STARTED');
+  }, 60_000);
+
   it('a lost signal only delays: the fallback timer reads the chain itself', async () => {
     const { calls, status } = await runPayment(env, { requiredConfirmations: 2, confirmations: [{ status: 'confirmed', confirmations: 1 }, { status: 'confirmed', confirmations: 2 }] }, { fallback: '10 minutes' });
     expect(calls.slice(0, 2)).toEqual(['confirmations 1', 'confirmations 2']);
