@@ -14,7 +14,23 @@ const bip32 = BIP32Factory(ecc);
  * with 0600 permissions. It is never logged, and no error message carries it.
  */
 export class HdSeed {
+  /**
+   * Branch nodes (every node of a path but its last step) by path: a handful per network, so an
+   * address derives in one step from its cached parent instead of five from the master key.
+   */
+  private readonly branches = new Map<string, BIP32Interface>();
+
   private constructor(private readonly seed: Buffer) {}
+
+  private branch(path: string): BIP32Interface {
+    let node = this.branches.get(path);
+    if (!node) {
+      const cut = path.lastIndexOf('/');
+      node = cut < 0 ? bip32.fromSeed(this.seed) : this.branch(path.slice(0, cut)).derivePath(path.slice(cut + 1));
+      this.branches.set(path, node);
+    }
+    return node;
+  }
 
   static fromMnemonic(mnemonic: string): HdSeed {
     const words = mnemonic.trim().split(/\s+/).join(' ');
@@ -40,12 +56,14 @@ export class HdSeed {
 
   /** secp256k1 node at a BIP32 path (UTXO and EVM families). */
   secp256k1(derivation: string): BIP32Interface {
-    return bip32.fromSeed(this.seed).derivePath(derivation);
+    if (!/^m(\/\d+'?)*$/.test(derivation)) throw new Error(`not a BIP32 path: ${derivation}`);
+    const cut = derivation.lastIndexOf('/');
+    return cut < 0 ? this.branch('m') : this.branch(derivation.slice(0, cut)).derivePath(derivation.slice(cut + 1));
   }
 
   /** The extended public key (xpub) of a BIP32 account node: public material only, never a private key. */
   accountXpub(path: string): string {
-    return bip32.fromSeed(this.seed).derivePath(path).neutered().toBase58();
+    return this.secp256k1(path).neutered().toBase58();
   }
 
   /** ed25519 32-byte private seed at a SLIP-10 path (all segments hardened), for Solana. */

@@ -104,6 +104,8 @@ export function buildServices(cfg: Config, database: Database, env: NodeJS.Proce
     }
     return a;
   };
+  /** The treasury address per network: derived once. */
+  const treasuries = new Map<string, string>();
   return {
     cfg,
     database,
@@ -116,7 +118,10 @@ export function buildServices(cfg: Config, database: Database, env: NodeJS.Proce
     adapter,
     treasuryAddress(network) {
       const runtime = chains[network];
-      return runtime ? deriveAddressIn(seed, network, runtime.mode, TREASURY_INDEX) : undefined;
+      if (!runtime) return undefined;
+      let address = treasuries.get(network);
+      if (address === undefined) treasuries.set(network, (address = deriveAddressIn(seed, network, runtime.mode, TREASURY_INDEX)));
+      return address;
     },
     async close() {
       for (const a of adapters.values()) await a.then((x) => x.close()).catch(() => undefined);

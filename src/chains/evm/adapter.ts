@@ -54,6 +54,7 @@ export class EvmAdapter implements ChainAdapter {
   private readonly tokensByContract = new Map<string, string>();
   private readonly locks = new KeyedMutex();
   private readonly scanner: BlockScanner;
+  private tank: Wallet | undefined;
 
   constructor(private readonly opts: EvmAdapterOptions) {
     this.network = opts.network;
@@ -76,8 +77,10 @@ export class EvmAdapter implements ChainAdapter {
     return deriveEvmWallet(this.opts.seed, this.network, this.opts.mode, index).wallet.connect(this.provider);
   }
 
+  /** The gas tank's wallet, made once (a key derivation and a public key each time otherwise). */
   gasTank(): Wallet {
-    return new Wallet(Buffer.from(evmGasTankKey(this.opts.seed)).toString('hex'), this.provider);
+    this.tank ??= new Wallet(Buffer.from(evmGasTankKey(this.opts.seed)).toString('hex'), this.provider);
+    return this.tank;
   }
 
   async head(): Promise<Cursor & { hash: string }> {
