@@ -37,6 +37,8 @@ export async function withHeartbeat<T>(fn: () => Promise<T>): Promise<T> {
   } catch {
     return fn();
   }
+  // A local activity has no heartbeat: the worker keeps its workflow task alive instead.
+  if (ctx.info.isLocal) return fn();
   ctx.heartbeat();
   const timer = setInterval(() => ctx!.heartbeat(), 5000);
   try {

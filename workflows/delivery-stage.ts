@@ -1,5 +1,5 @@
 // The six-attempt schedule of one callback stage (SPEC 8): deterministic workflow code only.
-import { ActivityCancellationType, ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
+import { ActivityCancellationType, ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, proxyActivities, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { DeliverAttemptResult, DeliveryActivities } from '../activities/delivery';
 import type { CallbackEvent, CallbackSnapshot } from '../src/callbacks/types';
 
@@ -23,6 +23,16 @@ const INFRASTRUCTURE_RETRY = { initialInterval: '2 seconds', backoffCoefficient:
 const confirmedActs = proxyActivities<DeliveryActivities>({
   startToCloseTimeout: ACTIVITY_TIMEOUT,
   heartbeatTimeout: HEARTBEAT_TIMEOUT,
+  retry: INFRASTRUCTURE_RETRY,
+});
+
+/**
+ * Confirmed attempts as local activities (the payment workflow's patch fused-forward-steps): the attempt
+ * runs inside the workflow task that wrote the snapshot, with no activity task to dispatch. A worker lost
+ * mid-attempt is noticed when that task times out, and the attempt runs again under the same number.
+ */
+const localConfirmedActs = proxyLocalActivities<DeliveryActivities>({
+  startToCloseTimeout: ACTIVITY_TIMEOUT,
   retry: INFRASTRUCTURE_RETRY,
 });
 
@@ -79,8 +89,9 @@ export async function runAttempt(
   attempt: number,
   nextTryDelayMs: number | null,
   status: StageStatus,
+  local = false,
 ): Promise<DeliverAttemptResult> {
-  const acts = input.stage === 'pending' ? pendingActs : confirmedActs;
+  const acts = input.stage === 'pending' ? pendingActs : local ? localConfirmedActs : confirmedActs;
   status.state = 'sending';
   status.nextTryAt = null;
   let result: DeliverAttemptResult;
@@ -89,8 +100,10 @@ export async function runAttempt(
   } catch (e) {
     if (isCancellation(e)) throw e;
     // A permanent activity error (unknown payment, snapshot of another payment) will not heal with time.
-    const permanent = e instanceof ActivityFailure && e.cause instanceof ApplicationFailure && e.cause.nonRetryable;
-    const message = e instanceof ActivityFailure && e.cause ? e.cause.message : e instanceof Error ? e.message : String(e);
+    // (A local activity's failure may arrive as the activity's own ApplicationFailure.)
+    const cause = e instanceof ActivityFailure && e.cause ? e.cause : e;
+    const permanent = cause instanceof ApplicationFailure && cause.nonRetryable;
+    const message = cause instanceof Error ? cause.message : String(cause);
     result = { outcome: permanent ? 'invalid' : 'failed', status: null, error: message, nextTry: null };
   }
   status.attempts = Math.max(status.attempts, attempt);
@@ -105,6 +118,8 @@ export interface StageOptions {
    * and when the next one is due, for the caller to continue as new and resume with that status.
    */
   yieldIf?: () => boolean;
+  /** Confirmed attempts as local activities (patch fused-forward-steps). */
+  local?: boolean;
 }
 
 /**
@@ -122,7 +137,7 @@ export async function deliverStage(input: StageInput, status: StageStatus = newS
   }
   for (let attempt = status.attempts + 1; attempt <= AUTOMATIC_ATTEMPTS; attempt++) {
     const delay = attempt < AUTOMATIC_ATTEMPTS ? RETRY_DELAYS_MS[attempt - 1] : null;
-    const result = await runAttempt(input, attempt, delay, status);
+    const result = await runAttempt(input, attempt, delay, status, opts.local);
     if (result.outcome === 'delivered') return finish(input, status, 'delivered');
     if (result.outcome === 'unsafe' || result.outcome === 'invalid') return finish(input, status, 'stopped');
     if (result.outcome === 'skipped') return finish(input, status, 'skipped');

@@ -38,6 +38,17 @@ export const readForwardFateSnapshot = (uuid: string) => orNothing(readings.forw
  * heartbeats, so a worker that dies mid-forward is noticed within the heartbeat timeout and another one
  * resumes with the stored bytes.
  */
+/**
+ * Patch fused-forward-steps: the same forward as a local activity, inside the workflow task that found
+ * finality: no activity task to dispatch and no workflow task for its result. The worker keeps that
+ * workflow task alive while the forward runs; a worker that dies mid-forward is noticed when the task
+ * times out (10 s), and another one runs it again with the stored bytes.
+ */
+export const localForward = proxyLocalActivities<DepositActivities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
 export const forwardActs = proxyActivities<DepositActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '20 seconds',

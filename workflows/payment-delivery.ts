@@ -18,6 +18,8 @@ export interface DeliveryHooks {
   /** Continues as new when over budget (does not return then). */
   maybeContinue(): Promise<void>;
   resendWindow: string;
+  /** Patch fused-forward-steps: attempts run as local activities. */
+  local: boolean;
 }
 
 /** Writes the immutable confirmed snapshot (DESIGN 5) and the callback's copy of it; both write-once. */
@@ -38,7 +40,7 @@ export async function deliverConfirmed(
   const snapshot = (c.snapshot ??= await snapshotConfirmed(uuid));
   const input = { paymentUuid: uuid, stage: 'confirmed' as const, snapshot };
   while (['idle', 'waiting', 'sending'].includes(c.confirmed.state)) {
-    const out = await deliverStage(input, c.confirmed, { yieldIf: hooks.overBudget });
+    const out = await deliverStage(input, c.confirmed, { yieldIf: hooks.overBudget, local: hooks.local });
     if (out.state === 'suspended') await hooks.maybeContinue();
   }
   if (c.confirmed.state === 'delivered') return { type: 'confirmed_delivered' };
@@ -50,7 +52,7 @@ export async function deliverConfirmed(
     if (!(await condition(() => c.resends.requested > c.resends.sent, left))) return undefined;
     c.resends.sent++;
     const attempt = Math.max(c.confirmed.attempts, AUTOMATIC_ATTEMPTS) + 1;
-    const result = await runAttempt(input, attempt, null, c.confirmed);
+    const result = await runAttempt(input, attempt, null, c.confirmed, hooks.local);
     if (result.outcome === 'delivered') {
       c.confirmed.state = 'delivered';
       return { type: 'confirmed_delivered' };

@@ -4,7 +4,7 @@ import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 import type { ForwardFate } from '../activities/deposit';
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { LifecycleEvent } from '../src/domain/lifecycle';
-import { forwardActs, local, readForwardFate, readForwardFateSnapshot } from './payment-activities';
+import { forwardActs, local, localForward, readForwardFate, readForwardFateSnapshot } from './payment-activities';
 
 /** The forward's progress, carried across runs: which plan this is, and a first reading of final evidence. */
 export interface ForwardProgress {
@@ -20,7 +20,10 @@ export interface ForwardWaits {
   beginReading(): void;
   fallbackMs: number;
   recheckMs: number;
-  /** Patch fused-forward-steps: the activity marks processing and reads once; a confirmed reading writes the snapshot. */
+  /**
+   * Patch fused-forward-steps: the forward runs as a local activity that marks processing and reads once;
+   * a confirmed reading writes the snapshot.
+   */
   fused: boolean;
 }
 
@@ -48,7 +51,7 @@ export async function forwardStage(
     try {
       // Idempotent: a stored forward is returned (and re-sent), never signed twice.
       w.beginReading();
-      const sent = await (w.fused ? forwardActs.forward(uuid, { processing: true, fate: true }) : forwardActs.forward(uuid));
+      const sent = await (w.fused ? localForward.forward(uuid, { processing: true, fate: true }) : forwardActs.forward(uuid));
       txidOut = sent.txidOut;
       first = sent.fate;
       if (sent.snapshot) c.snapshot = sent.snapshot;

@@ -58,10 +58,11 @@ export interface Carry {
 export const HISTORY_BUDGET = 100;
 
 /**
- * Patch: fewer steps from finality to the confirmed callback. The forward activity moves the payment to
- * processing and makes the forward's first reading; the reading that finds the forward confirmed also
- * writes the confirmed snapshot; and a hint that arrives while a reading is under way is kept for the
- * next wait instead of being cleared by it. Runs recorded before it replay the earlier steps.
+ * Patch: fewer steps from finality to the confirmed callback. The forward runs as a local activity that
+ * moves the payment to processing and makes the forward's first reading; the reading that finds the
+ * forward confirmed also writes the confirmed snapshot; confirmed attempts run as local activities; and
+ * a hint that arrives while a reading is under way is kept for the next wait instead of being cleared by
+ * it. Runs recorded before it replay the earlier steps.
  */
 export const FUSED_FORWARD_STEPS = 'fused-forward-steps';
 
@@ -189,7 +190,7 @@ export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflow
         if (c.snapshot === null) c.snapshot = await snapshotConfirmed(uuid);
         return undefined;
       case 'deliver_confirmed':
-        return deliverConfirmed(c, { overBudget, maybeContinue, resendWindow: opts.resendWindow ?? '30 days' });
+        return deliverConfirmed(c, { overBudget, maybeContinue, resendWindow: opts.resendWindow ?? '30 days', local: fused });
     }
   }
 

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
@@ -67,11 +67,19 @@ const chain = {
     return true;
   },
   markFailed: async () => true,
-  forward: async (uuid: string) => ({ txidOut: `out-${uuid}` }),
+  // The payment workflow's fused steps: the forward records processing itself, and its own reading finds
+  // it mined at once (the confirmed snapshot written), as forwardFate does for the earlier steps.
+  forward: async (uuid: string, opts: { processing?: boolean; fate?: boolean } = {}) => {
+    if (opts.processing) await chain.markProcessing(uuid);
+    return opts.fate ? { txidOut: `out-${uuid}`, ...(await chain.forwardFateSnapshot(uuid)) } : { txidOut: `out-${uuid}` };
+  },
   forwardFate: async (uuid: string) => ({ status: 'confirmed', txidOut: `out-${uuid}` }),
+  forwardFateSnapshot: async (uuid: string) => ({ fate: await chain.forwardFate(uuid), snapshot: await chain.confirmedSnapshot(uuid) }),
+  // Like the real one: the snapshot is written once with the move to sent.
   confirmedSnapshot: async (uuid: string) => {
-    await database.db.update(payments).set({ result: 'sent' }).where(eq(payments.uuid, uuid));
-    return deposits.get(uuid)!.confirmed ?? deposits.get(uuid)!.pending!;
+    const snapshot = deposits.get(uuid)!.confirmed ?? deposits.get(uuid)!.pending!;
+    await database.db.update(payments).set({ result: 'sent', snapshot }).where(and(eq(payments.uuid, uuid), isNull(payments.snapshot)));
+    return snapshot;
   },
 };
 
