@@ -184,9 +184,19 @@ function traceOf(events: HistoryEvent[], t: WorkflowTrace): void {
   const names = new Map<string, string>();
   const origin = t.startedAt ?? optionalTsToMs(events[0]?.eventTime);
   t.timeline ??= [];
+  let taskStartedAt: number | undefined;
   for (const e of events) {
     const at = optionalTsToMs(e.eventTime);
-    t.timeline.push(`+${at !== undefined && origin !== undefined ? at - origin : '?'} ${describeEvent(e, names)}`);
+    const described = describeEvent(e, names);
+    t.timeline.push(`+${at !== undefined && origin !== undefined ? at - origin : '?'} ${described}`);
+    if (e.workflowTaskStartedEventAttributes) taskStartedAt = at;
+    // A local forward (patch fused-forward-steps): it ran in the workflow task its marker closes, after that
+    // task's finality reading; the task's start stands for "scheduled", its completion for "completed".
+    if (described === 'MarkerRecorded forward' && t.forwardScheduledAt === undefined) {
+      t.forwardScheduledAt = taskStartedAt;
+      t.forwardStartedAt = taskStartedAt;
+      t.forwardCompletedAt = at;
+    }
     if (e.workflowExecutionStartedEventAttributes) t.startedAt = minDefined(t.startedAt, at);
     const signal = e.workflowExecutionSignaledEventAttributes;
     if (signal?.signalName === 'chain') {
