@@ -15,9 +15,10 @@ import { ASSETS, NETWORKS, isSolFamily, type Priority } from '../src/domain/asse
 import { computeFees, type FeePolicy } from '../src/domain/fees';
 import { dueHeight } from '../src/domain/finality';
 import { formatUnits } from '../src/domain/money';
+import { logger } from '../src/observability/logger';
 import { depositsObserved } from '../src/observability/metrics';
 import type { PriceSource } from '../src/prices/source';
-import { createForwardActivities, type ForwardFate, type ForwardOptions, type ForwardResult } from './forward';
+import { createForwardActivities, type ForwardFate, type ForwardOptions } from './forward';
 import { asset, planFromJson, toDeposit } from './forward-support';
 import { chooseFeeFor, minimumFor, priceOfNativeInAsset } from './pricing';
 export type { ForwardFate } from './forward';
@@ -229,10 +230,23 @@ export function createDepositActivities(deps: DepositDeps) {
       return withSnapshot(uuid, await forward.forwardFate(uuid));
     },
 
-    /** forward (activities/forward.ts); with `fate`, a first reading that finds it confirmed comes with the confirmed snapshot written. */
-    async forward(uuid: string, opts: ForwardOptions = {}): Promise<ForwardResult & { snapshot?: CallbackSnapshot }> {
+    /**
+     * forward (activities/forward.ts); with `fate`, also the forward's first reading right after the
+     * broadcast, with the confirmed snapshot written when it says mined. A reading that fails is no
+     * reading: the workflow makes its own.
+     */
+    async forward(
+      uuid: string,
+      opts: ForwardOptions & { fate?: boolean } = {},
+    ): Promise<{ txidOut: string; refused?: string; fate?: ForwardFate; snapshot?: CallbackSnapshot }> {
       const sent = await forward.forward(uuid, opts);
-      return sent.fate ? { ...sent, ...(await withSnapshot(uuid, sent.fate)) } : sent;
+      if (!opts.fate) return sent;
+      try {
+        return { ...sent, ...(await withSnapshot(uuid, await forward.forwardFate(uuid))) };
+      } catch (e) {
+        logger.debug({ payment: uuid, err: e instanceof Error ? e.message : String(e) }, 'first forward reading failed; the workflow reads again');
+        return sent;
+      }
     },
 
     async paymentInfo(uuid: string): Promise<PaymentInfo> {

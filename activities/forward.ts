@@ -31,16 +31,6 @@ export type ForwardFate =
 export interface ForwardOptions {
   /** Moves the payment to processing first (the workflow's own record_processing step before the `fused-forward-steps` patch). */
   processing?: boolean;
-  /** Reads the forward's fate once after the broadcast and returns it (the workflow's first reading). */
-  fate?: boolean;
-}
-
-export interface ForwardResult {
-  txidOut: string;
-  /** The node refused the broadcast (a reading, not a verdict). */
-  refused?: string;
-  /** With `fate`: the first reading, absent when it could not be made. */
-  fate?: ForwardFate;
 }
 
 /** The forward stage of the deposit lifecycle (DESIGN 4): sign once, store, broadcast, and read its fate. */
@@ -48,22 +38,12 @@ export function createForwardActivities(deps: DepositDeps) {
   const { db } = deps;
   return {
     /**
-     * Moves the payment to processing (with `processing`), signs and broadcasts the forward (send, below)
-     * and, with `fate`, reads its fate once. Idempotent: a stored forward is re-sent, never signed twice.
+     * Moves the payment to processing (with `processing`, a no-op when already there), then signs and
+     * broadcasts the forward (send, below). Idempotent: a stored forward is re-sent, never signed twice.
      */
-    async forward(uuid: string, opts: ForwardOptions = {}): Promise<ForwardResult> {
-      // The payment's move to processing, at the start of the stage it names (a no-op when already there).
+    async forward(uuid: string, opts: ForwardOptions = {}): Promise<{ txidOut: string; refused?: string }> {
       if (opts.processing) await moveResult(db, uuid, ['pending'], 'processing');
-      const sent = await send(uuid);
-      if (!opts.fate) return sent;
-      // The stored forward's first reading, right after the broadcast. A failed reading is no reading:
-      // the workflow makes its own.
-      try {
-        return { ...sent, fate: await forwardFate(uuid) };
-      } catch (e) {
-        logger.debug({ payment: uuid, err: e instanceof Error ? e.message : String(e) }, 'first forward reading failed; the workflow reads again');
-        return sent;
-      }
+      return send(uuid);
     },
 
     forwardFate,
