@@ -1,5 +1,8 @@
 import { sql, type SQL } from 'drizzle-orm';
+
+const $ = (name: string) => sql.placeholder(name);
 import type { Db } from '../client';
+import { preparedStatement } from '../prepared';
 import type { NewPaymentConfig } from './configs';
 import { AddressPoolEmptyError } from './public-material';
 
@@ -72,6 +75,14 @@ const toConfig = (r: ConfigRow): CreatedConfig => ({
   minimumTransactionBase: r.minimum_transaction_base,
 });
 
+const lookupStatement = preparedStatement(
+  'gateway_create_lookup',
+  sql`
+    SELECT EXISTS (SELECT 1 FROM payment_configs WHERE family = ${$('family')}::text AND address_in = ${$('addressOut')}::text) AS out_is_deposit, c.*
+    FROM (SELECT 1) AS one
+    LEFT JOIN (SELECT ${RETURNED} FROM payment_configs WHERE callback_url = ${$('callbackUrl')}::text) AS c ON true`,
+);
+
 /**
  * The configuration of `callbackUrl` if one exists, and whether `addressOut` (canonical; undefined skips
  * the check) is the address_in of a configuration of `family`: one read.
@@ -82,10 +93,7 @@ export async function createLookup(
   family: string,
   addressOut: string | undefined,
 ): Promise<{ existing: CreatedConfig | undefined; outIsDeposit: boolean }> {
-  const result = await db.execute(sql`
-    SELECT EXISTS (SELECT 1 FROM payment_configs WHERE family = ${family} AND address_in = ${addressOut ?? null}::text) AS out_is_deposit, c.*
-    FROM (SELECT 1) AS one
-    LEFT JOIN (SELECT ${RETURNED} FROM payment_configs WHERE callback_url = ${callbackUrl ?? null}::text) AS c ON true`);
+  const result = await lookupStatement(db, { family, addressOut: addressOut ?? null, callbackUrl: callbackUrl ?? null });
   const [row] = rowsOf<ConfigRow & { out_is_deposit: boolean }>(result);
   return { existing: row.id ? toConfig(row) : undefined, outIsDeposit: row.out_is_deposit === true };
 }
@@ -94,29 +102,56 @@ export async function createLookup(
 const FREE_TO_INSERT = sql.raw('(SELECT NOT out_is_deposit AND existing_id IS NULL FROM look)');
 
 /** The (derivation_index, address) row the new configuration takes; no row, or no address, when it may not insert. */
-function addressRow(input: NewPaymentConfig, from: AddressSource): SQL {
-  if (from.kind === 'derived') {
+function addressRow(kind: AddressSource['kind']): SQL {
+  if (kind === 'derived') {
     return sql`
       idx AS (
-        INSERT INTO derivation_counters AS c (family, next_index) SELECT ${input.family}, 1 WHERE ${FREE_TO_INSERT}
+        INSERT INTO derivation_counters AS c (family, next_index) SELECT ${$('family')}::text, 1 WHERE ${FREE_TO_INSERT}
         ON CONFLICT (family) DO UPDATE SET next_index = c.next_index + 1
         RETURNING c.next_index - 1 AS i),
       addr AS (
         SELECT idx.i AS derivation_index,
-               (SELECT d.address FROM derived_addresses d WHERE d.source = ${from.source} AND d.derivation_index = idx.i) AS address
+               (SELECT d.address FROM derived_addresses d WHERE d.source = ${$('source')}::text AND d.derivation_index = idx.i) AS address
         FROM idx)`;
   }
   // SKIP LOCKED: concurrent creates never wait on each other; a rollback gives the address back.
   return sql`
     free AS (
-      SELECT derivation_index FROM address_pool WHERE network = ${from.network} AND taken_at IS NULL AND ${FREE_TO_INSERT}
+      SELECT derivation_index FROM address_pool WHERE network = ${$('source')}::text AND taken_at IS NULL AND ${FREE_TO_INSERT}
       ORDER BY derivation_index LIMIT 1 FOR UPDATE SKIP LOCKED),
     taken AS (
       UPDATE address_pool p SET taken_at = now() FROM free
-      WHERE p.network = ${from.network} AND p.derivation_index = free.derivation_index
+      WHERE p.network = ${$('source')}::text AND p.derivation_index = free.derivation_index
       RETURNING p.derivation_index, p.address),
     addr AS (SELECT (SELECT derivation_index FROM taken) AS derivation_index, (SELECT address FROM taken) AS address WHERE ${FREE_TO_INSERT})`;
 }
+
+/** The create statement of one address source kind, its values as placeholders (prepared once per connection). */
+function createStatement(kind: AddressSource['kind']) {
+  return preparedStatement(
+    `gateway_create_${kind}`,
+    sql`
+      WITH look AS (
+        SELECT EXISTS (SELECT 1 FROM payment_configs WHERE family = ${$('family')}::text AND address_in = ${$('outCanonical')}::text) AS out_is_deposit,
+               (SELECT id FROM payment_configs WHERE callback_url = ${$('callbackUrl')}::text) AS existing_id),
+      ${addressRow(kind)},
+      cfg AS (
+        INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending,
+          notify_confirmations, post, json, convert, priority, minimum_transaction_base)
+        SELECT ${$('callbackUrl')}::text, ${$('ticker')}::text, ${$('family')}::text, addr.address, ${$('addressOut')}::text,
+          addr.derivation_index, ${$('notifyPending')}::boolean, ${$('notifyConfirmations')}::integer, ${$('post')}::smallint,
+          ${$('json')}::smallint, ${$('convert')}::smallint, ${$('priority')}::text, ${$('minimum')}::numeric
+        FROM addr
+        RETURNING ${RETURNED}),
+      ticker AS (INSERT INTO config_tickers (config_id, ticker) SELECT id, ticker FROM cfg)
+      SELECT look.out_is_deposit, true AS made, cfg.* FROM look, cfg
+      UNION ALL
+      SELECT look.out_is_deposit, false AS made, e.* FROM look
+        LEFT JOIN (SELECT ${RETURNED} FROM payment_configs WHERE callback_url = ${$('callbackUrl')}::text) AS e ON true
+        WHERE NOT EXISTS (SELECT 1 FROM cfg)`,
+  );
+}
+const createStatements = { derived: createStatement('derived'), pool: createStatement('pool') };
 
 const codeOf = (e: unknown): { code?: string; constraint?: string; column?: string } => {
   const err = e as { code?: string; cause?: unknown };
@@ -141,25 +176,21 @@ export interface CreateOutcome {
  */
 export async function createConfig(db: Db, input: NewPaymentConfig, from: AddressSource, addressOutCanonical: string): Promise<CreateOutcome> {
   try {
-    const result = await db.execute(sql`
-      WITH look AS (
-        SELECT EXISTS (SELECT 1 FROM payment_configs WHERE family = ${input.family} AND address_in = ${addressOutCanonical}::text) AS out_is_deposit,
-               (SELECT id FROM payment_configs WHERE callback_url = ${input.callbackUrl}::text) AS existing_id),
-      ${addressRow(input, from)},
-      cfg AS (
-        INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending,
-          notify_confirmations, post, json, convert, priority, minimum_transaction_base)
-        SELECT ${input.callbackUrl}::text, ${input.ticker}::text, ${input.family}::text, addr.address, ${input.addressOut}::text,
-          addr.derivation_index, ${input.notifyPending}::boolean, ${input.notifyConfirmations}::integer, ${input.post}::smallint,
-          ${input.json}::smallint, ${input.convert}::smallint, ${input.priority}::text, ${input.minimumTransactionBase.toString()}::numeric
-        FROM addr
-        RETURNING ${RETURNED}),
-      ticker AS (INSERT INTO config_tickers (config_id, ticker) SELECT id, ticker FROM cfg)
-      SELECT look.out_is_deposit, true AS made, cfg.* FROM look, cfg
-      UNION ALL
-      SELECT look.out_is_deposit, false AS made, e.* FROM look
-        LEFT JOIN (SELECT ${RETURNED} FROM payment_configs WHERE callback_url = ${input.callbackUrl}::text) AS e ON true
-        WHERE NOT EXISTS (SELECT 1 FROM cfg)`);
+    const result = await createStatements[from.kind](db, {
+      family: input.family,
+      outCanonical: addressOutCanonical,
+      callbackUrl: input.callbackUrl,
+      source: from.kind === 'derived' ? from.source : from.network,
+      ticker: input.ticker,
+      addressOut: input.addressOut,
+      notifyPending: input.notifyPending,
+      notifyConfirmations: input.notifyConfirmations,
+      post: input.post,
+      json: input.json,
+      convert: input.convert,
+      priority: input.priority,
+      minimum: input.minimumTransactionBase.toString(),
+    });
     const [row] = rowsOf<ConfigRow & { out_is_deposit: boolean; made: boolean }>(result);
     const config = row.id ? toConfig(row) : undefined;
     return { outIsDeposit: row.out_is_deposit === true, ...(row.made ? { made: config } : { existing: config }) };

@@ -1,0 +1,26 @@
+import type { SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import type { Db } from './client';
+
+const dialect = new PgDialect();
+
+/** A raw statement's prepared form on one database handle. */
+interface Prepared {
+  execute(values: Record<string, unknown>): Promise<unknown>;
+}
+
+/**
+ * A raw SQL statement (its values as `sql.placeholder(name)`) prepared once per database handle under a
+ * fixed name: on PostgreSQL each connection parses it once and, after its first few runs, reuses a
+ * generic plan, where `db.execute` parsed and planned the text at every call. Rows come back as
+ * `db.execute` gives them (node-postgres: a result with `rows`; PGlite and the thread proxy alike).
+ */
+export function preparedStatement(name: string, query: SQL): (db: Db, values: Record<string, unknown>) => Promise<unknown> {
+  const compiled = dialect.sqlToQuery(query);
+  const byDb = new WeakMap<Db, Prepared>();
+  return (db, values) => {
+    let p = byDb.get(db);
+    if (!p) byDb.set(db, (p = db._.session.prepareQuery(compiled, undefined, name, false) as Prepared));
+    return p.execute(values);
+  };
+}
