@@ -18,7 +18,8 @@ export function createApp(deps: AppDeps = {}): Express {
   app.set('query parser', 'simple');
   for (const m of deps.before ?? []) app.use(m);
   app.use(refuseOptions);
-  app.use(statusRoutes());
+  // Registered on the application's own router: a route group mounted with use() costs every request a nested router.
+  statusRoutes(app.router);
   for (const r of deps.routes ?? []) app.use(r);
   app.use(notFound);
   app.use(errorHandler(deps.log ?? ((msg, err) => console.error(msg, describeError(err)))));

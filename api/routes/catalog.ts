@@ -47,8 +47,7 @@ function catalogBody(views: AssetView[]): string {
 /** The body of one list of views, built once: a cached list is served as the same bytes. */
 const bodies = new WeakMap<AssetView[], string>();
 
-export function catalogRoutes(deps: PublicDeps): Router {
-  const r = Router();
+export function catalogRoutes(deps: PublicDeps, r: Router = Router()): Router {
   r.get('/api/cryptocurrencies', async (_req, res) => {
     const views = await routeAssetViews(deps);
     let body = bodies.get(views);

@@ -1,7 +1,7 @@
 import express, { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { canonicalAddress, validateAddress } from '../../src/chains/addresses';
+import { canonicalIfValid } from '../../src/chains/addresses';
 import { acceptTicker, type NewPaymentConfig } from '../../src/db/queries/configs';
 import { DerivedAddressMissingError, createConfig, createLookup, type CreatedConfig } from '../../src/db/queries/create-config';
 import { AddressPoolEmptyError } from '../../src/db/queries/public-material';
@@ -99,11 +99,8 @@ async function check(deps: PublicDeps, raw: unknown, v: AssetView): Promise<Chec
   let outCanonical: string | undefined;
   if (typeof p.address_out === 'string' && !errors.address_out) {
     const mode = v.runtime!.mode;
-    if (p.address_out === '' || !validateAddress(v.network.id, mode, p.address_out)) {
-      add('address_out', [`Must be a valid ${v.network.name} address for ${v.asset.ticker}.`]);
-    } else {
-      outCanonical = canonicalAddress(v.network.id, mode, p.address_out);
-    }
+    outCanonical = p.address_out === '' ? undefined : canonicalIfValid(v.network.id, mode, p.address_out);
+    if (outCanonical === undefined) add('address_out', [`Must be a valid ${v.network.name} address for ${v.asset.ticker}.`]);
   }
   if (parsed.success && p.confirmations !== undefined && v.network.family !== 'sol' && Number(p.confirmations) > v.asset.maxConfirmations) {
     add('confirmations', [`Must be at most ${v.asset.maxConfirmations} for ${v.asset.ticker}.`]);
@@ -189,8 +186,7 @@ async function create(deps: PublicDeps, ticker: string, req: Request) {
   };
 }
 
-export function createRoutes(deps: PublicDeps): Router {
-  const r = Router();
+export function createRoutes(deps: PublicDeps, r: Router = Router()): Router {
   const bodies = [
     express.json({ limit: BODY_LIMIT, strict: true }),
     express.urlencoded({ extended: false, limit: BODY_LIMIT, parameterLimit: 50 }),

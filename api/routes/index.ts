@@ -1,4 +1,4 @@
-import type { Router } from 'express';
+import { Router } from 'express';
 import type { PublicDeps } from '../deps';
 import { catalogRoutes } from './catalog';
 import { createRoutes } from './create';
@@ -11,16 +11,20 @@ import { qrcodeRoutes } from './qrcode';
 
 export type { PublicDeps } from '../deps';
 
-/** Every public route group (SPEC 4), to pass to createApp({ routes }). Fixed paths come before /api/:ticker/…. */
+/**
+ * Every public route (SPEC 4) on one router, to pass to createApp({ routes }). Fixed paths come before
+ * /api/:ticker/…. One router, not one per group: each mounted router is a nested dispatch that every
+ * request walks through (the CPU profile of a catalog read put 12 % of it in the router).
+ */
 export function publicRoutes(deps: PublicDeps): Router[] {
-  return [
-    openapiRoutes(),
-    pubkeyRoutes(deps),
-    pricingRoutes(),
-    catalogRoutes(deps),
-    infoRoutes(deps),
-    logsRoutes(deps),
-    qrcodeRoutes(deps),
-    createRoutes(deps),
-  ];
+  const r = Router();
+  openapiRoutes(r);
+  pubkeyRoutes(deps, r);
+  pricingRoutes(r);
+  catalogRoutes(deps, r);
+  infoRoutes(deps, r);
+  logsRoutes(deps, r);
+  qrcodeRoutes(deps, r);
+  createRoutes(deps, r);
+  return [r];
 }

@@ -36,8 +36,7 @@ function infoBody(v: AssetView): string {
 /** The body of one view, built once: a cached view is served as the same bytes. */
 const bodies = new WeakMap<AssetView, string>();
 
-export function infoRoutes(deps: PublicDeps): Router {
-  const r = Router();
+export function infoRoutes(deps: PublicDeps, r: Router = Router()): Router {
   r.get('/api/:ticker/info', async (req, res) => {
     const v = await routeAsset(deps, tickerFromPath(req.params.ticker), { servedOnly: true });
     let body = bodies.get(v);

@@ -115,8 +115,7 @@ function paymentRecord(v: AssetView, p: PaymentRowForLogs, attempts: DeliveryAtt
   };
 }
 
-export function logsRoutes(deps: PublicDeps): Router {
-  const r = Router();
+export function logsRoutes(deps: PublicDeps, r: Router = Router()): Router {
   r.get('/api/:ticker/logs', async (req, res) => {
     // Reconciliation stays possible for an asset the operator disabled later: any known ticker.
     const v = await routeAsset(deps, tickerFromPath(req.params.ticker), { servedOnly: false });

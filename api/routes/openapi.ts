@@ -35,8 +35,7 @@ const INIT = `window.onload = function () {
 
 const ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'favicon-16x16.png', 'favicon-32x32.png']);
 
-export function openapiRoutes(): Router {
-  const r = Router();
+export function openapiRoutes(r: Router = Router()): Router {
   let doc: string | undefined;
   r.get('/api/openapi.json', (_req, res) => {
     doc ??= JSON.stringify(buildOpenApiDocument());

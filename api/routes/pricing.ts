@@ -24,8 +24,7 @@ export const PricingResponse = z
   })
   .meta({ id: 'StandardPricing' });
 
-export function pricingRoutes(): Router {
-  const r = Router();
+export function pricingRoutes(r: Router = Router()): Router {
   r.get('/api/pricing/standard', (_req, res) => {
     const body: z.infer<typeof PricingResponse> = {
       status: 'success',

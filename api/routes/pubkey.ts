@@ -8,8 +8,7 @@ import { errorResponses } from '../schemas';
 
 export const NOT_CONFIGURED = 'Public key not configured.';
 
-export function pubkeyRoutes(deps: PublicDeps): Router {
-  const r = Router();
+export function pubkeyRoutes(deps: PublicDeps, r: Router = Router()): Router {
   r.get('/api/pubkey', async (_req, res) => {
     const pem = await deps.getPublicKeyPem();
     res.type('text/plain; charset=utf-8').set('Cache-Control', 'no-store');

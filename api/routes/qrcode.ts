@@ -141,8 +141,7 @@ function parseQuery(v: AssetView, raw: unknown): { address: string; amount: bigi
   return { address: parsed.data.address, amount, size: parsed.data.size === undefined ? QR_SIZE.default : Number(parsed.data.size) };
 }
 
-export function qrcodeRoutes(deps: PublicDeps): Router {
-  const r = Router();
+export function qrcodeRoutes(deps: PublicDeps, r: Router = Router()): Router {
   r.get('/api/:ticker/qrcode', async (req, res) => {
     const v = await routeAsset(deps, tickerFromPath(req.params.ticker), { servedOnly: true });
     const q = parseQuery(v, { ...(req.query as object) });

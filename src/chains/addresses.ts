@@ -1,7 +1,7 @@
 import { NETWORKS } from '../domain/assets';
 import type { ChainMode } from './config';
 import type { HdSeed } from './keys';
-import { checksumEvmAddress, deriveEvmWallet, validateEvmAddress } from './evm/address';
+import { checksumEvmAddress, deriveEvmWallet, evmChecksumIfValid, validateEvmAddress } from './evm/address';
 import { deriveSolKeypair, validateSolAddress } from './sol/address';
 import { canonicalUtxoAddress, deriveUtxoKey, validateUtxoAddress } from './utxo/address';
 import { utxoNetwork } from './utxo/networks';
@@ -50,13 +50,21 @@ export function deriveAddressIn(seed: HdSeed, networkId: string, mode: ChainMode
  * prefixed CashAddr), so that two spellings of one address compare equal. Throws for an invalid address.
  */
 export function canonicalAddress(networkId: string, mode: ChainMode, address: string): string {
-  if (!validateAddress(networkId, mode, address)) throw new Error(`not a valid ${networkId} ${mode} address`);
+  const canonical = canonicalIfValid(networkId, mode, address);
+  if (canonical === undefined) throw new Error(`not a valid ${networkId} ${mode} address`);
+  return canonical;
+}
+
+/** canonicalAddress of a valid payout address (validateAddress), undefined for any other text: one check, never throws for an address. */
+export function canonicalIfValid(networkId: string, mode: ChainMode, address: string): string | undefined {
   switch (familyOf(networkId)) {
-    case 'utxo':
-      return canonicalUtxoAddress(utxoNetwork(networkId, mode), address);
+    case 'utxo': {
+      const network = utxoNetwork(networkId, mode);
+      return validateUtxoAddress(network, address) ? canonicalUtxoAddress(network, address) : undefined;
+    }
     case 'evm':
-      return checksumEvmAddress(address);
+      return evmChecksumIfValid(address);
     case 'sol':
-      return address;
+      return validateSolAddress(address) ? address : undefined;
   }
 }

@@ -2,7 +2,7 @@ import * as web3 from '@solana/web3.js';
 import { PublicKey } from '@solana/web3.js';
 import * as splToken from '@solana/spl-token';
 import { UNSPENDABLE_SOL_ADDRESSES } from '../../src/chains/sol/address';
-import { canonicalAddress, deriveAddressIn, deriveEvmWallet, deriveSolKeypair, deriveUtxoKey, utxoNetwork, utxoOutputScript, validateAddress } from '../../src/chains/addresses';
+import { canonicalAddress, canonicalIfValid, deriveAddressIn, deriveEvmWallet, deriveSolKeypair, deriveUtxoKey, utxoNetwork, utxoOutputScript, validateAddress } from '../../src/chains/addresses';
 import { HdSeed } from '../../src/chains/keys';
 import { ADDRESS_FIXTURES } from './address-fixtures';
 
@@ -131,5 +131,21 @@ describe('canonicalAddress', () => {
 
   it('throws for an invalid address', () => {
     expect(() => canonicalAddress('bitcoin', 'mainnet', 'nope')).toThrow();
+  });
+
+  it('canonicalIfValid agrees with validateAddress and canonicalAddress on every fixture, asked twice (EVM answers are remembered)', () => {
+    for (const f of ADDRESS_FIXTURES) {
+      for (const round of [1, 2]) {
+        for (const a of f.valid) expect([round, canonicalIfValid(f.network, f.mode, a)]).toEqual([round, canonicalAddress(f.network, f.mode, a)]);
+        for (const [a] of f.invalid) expect([round, a, canonicalIfValid(f.network, f.mode, a)]).toEqual([round, a, undefined]);
+      }
+    }
+    // A wrong checksum stays refused, its lower-case spelling stays accepted.
+    const good = '0x9858EfFD232B4033E47d90003D41EC34EcaEda94';
+    const bad = good.replace('Ef', 'eF');
+    for (let i = 0; i < 2; i++) {
+      expect(validateAddress('ethereum', 'mainnet', bad)).toBe(false);
+      expect(canonicalIfValid('ethereum', 'mainnet', good.toLowerCase())).toBe(good);
+    }
   });
 });

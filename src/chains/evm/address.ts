@@ -9,14 +9,27 @@ import { derivationPath, type HdSeed } from '../keys';
  * address is refused: funds sent there are burnt.
  */
 export function validateEvmAddress(text: string): boolean {
-  if (typeof text !== 'string' || text.length !== 42 || !text.startsWith('0x')) return false;
-  let checksummed: string;
+  return evmChecksumIfValid(text) !== undefined;
+}
+
+/** Recently checked addresses and their EIP-55 form: a shop sends the same payout address with every create. */
+const checked = new Map<string, string | undefined>();
+const CHECKED_MAX = 1024;
+
+/** The EIP-55 form of a valid payout address (see validateEvmAddress), undefined for an invalid one: one keccak. */
+export function evmChecksumIfValid(text: string): string | undefined {
+  if (typeof text !== 'string' || text.length !== 42 || !text.startsWith('0x')) return undefined;
+  if (checked.has(text)) return checked.get(text);
+  let checksummed: string | undefined;
   try {
     checksummed = getAddress(text);
   } catch {
-    return false;
+    checksummed = undefined;
   }
-  return checksummed !== ZeroAddress;
+  if (checksummed === ZeroAddress) checksummed = undefined;
+  if (checked.size >= CHECKED_MAX) checked.clear();
+  checked.set(text, checksummed);
+  return checksummed;
 }
 
 /** The EIP-55 form of a valid address (what the chain adapter should compare and send to). */
