@@ -22,6 +22,26 @@ describe('secp256k1 for public derivation', () => {
     }
   });
 
+  it('isPoint agrees with tiny-secp256k1 on valid keys, x off the curve, x at or above the field size, and other encodings', () => {
+    const P = 0xfffffffffffffffffffffffffffffffffffffffffffffffffffffffefffffc2fn;
+    const cases: Uint8Array[] = [];
+    for (let i = 0; i < 100; i++) {
+      const p = tiny.pointFromScalar(randomBytes(32), true)!;
+      cases.push(p, tiny.pointCompress(p, false));
+      const x = Buffer.from(p);
+      x[32] ^= 1; // about half of these x have no point
+      cases.push(x);
+    }
+    for (const x of [P, P + 1n, 0n]) for (const prefix of [2, 3]) cases.push(Buffer.concat([Buffer.from([prefix]), scalar(x)]));
+    const hybrid = Buffer.from(tiny.pointCompress(tiny.pointFromScalar(scalar(7n), true)!, false));
+    hybrid[0] = 6 + (hybrid[64] & 1);
+    cases.push(hybrid, Buffer.alloc(33), Buffer.alloc(32, 1));
+    const answers = cases.map((c) => [Buffer.from(c).toString('hex'), publicDerivationEcc.isPoint(c)]);
+    expect(answers).toEqual(cases.map((c) => [Buffer.from(c).toString('hex'), tiny.isPoint(c)]));
+    expect(answers.filter(([, ok]) => ok).length).toBeGreaterThan(200);
+    expect(answers.filter(([, ok]) => !ok).length).toBeGreaterThan(10);
+  });
+
   it('a sum at infinity is null and a tweak at or above the order throws, as in tiny-secp256k1', () => {
     const k = 12345n;
     const p = tiny.pointFromScalar(scalar(k), true)!;
