@@ -9,6 +9,7 @@ import { utxoAddressOfPubkey } from '../chains/utxo/address';
 import { utxoNetwork } from '../chains/utxo/networks';
 import type { PublicKeys } from '../chains/watch-only';
 import type { Db } from '../db/client';
+import type { RangeDeriver } from './derive-thread';
 import { derivedAddresses } from '../db/schema';
 import { NETWORKS } from '../domain/assets';
 
@@ -40,8 +41,10 @@ export function derivedSource(xpub: string, networkId: string, mode: ChainMode):
   return `${networkId}:${mode}:${createHash('sha256').update(xpub).digest('hex').slice(0, 32)}`;
 }
 
-/** Addresses derived per chunk; the event loop serves requests between chunks. */
+/** Addresses derived per chunk on the API's thread; the event loop serves requests between chunks. */
 const CHUNK = 64;
+/** Addresses per run of the derivation thread (and per insert): the fill must outpace a burst of creates. */
+const RUN = 256;
 /** How far ahead of the last index handed out the addresses are kept. */
 const AHEAD = 1024;
 /** How many a create that found none waits for (more than the creates one process has in flight). */
@@ -63,14 +66,17 @@ export class DerivedAddressSupply {
     private readonly db: Db,
     readonly source: string,
     private readonly family: string,
+    /** The derivation on the caller's thread: what a create waiting for its address uses. */
     private readonly derive: (index: bigint) => string,
+    /** Where the stock kept ahead is derived (src/runtime/derive-thread.ts); unset: `derive`. */
+    private readonly ahead?: RangeDeriver,
   ) {}
 
   /** After a create took `index`: keeps AHEAD addresses in stock, filling in the background. */
   noteTaken(index: bigint): void {
     if (this.ready === undefined || index + 1n > this.ready) this.ready = index + 1n;
     if (!this.filling && this.ready - index < AHEAD / 2) {
-      this.filling = this.fill(this.ready, index + BigInt(AHEAD))
+      this.filling = this.fill(this.ready, index + BigInt(AHEAD), this.ahead)
         .catch(() => undefined)
         .finally(() => (this.filling = undefined));
     }
@@ -100,14 +106,28 @@ export class DerivedAddressSupply {
     this.noteTaken(counter);
   }
 
-  private async fill(from: bigint, to: bigint): Promise<void> {
-    for (let start = from; start < to; start += BigInt(CHUNK)) {
-      const rows = [];
-      for (let i = start; i < start + BigInt(CHUNK) && i < to; i++) rows.push({ source: this.source, derivationIndex: i, address: this.derive(i) });
+  /**
+   * Stores the addresses of [from, to) run by run. On this thread a run is CHUNK addresses, with requests
+   * served between runs; with `range` (the derivation thread) a run is RUN addresses, and the thread derives
+   * the next run while this one is stored.
+   */
+  private async fill(from: bigint, to: bigint, range?: RangeDeriver): Promise<void> {
+    const size = BigInt(range ? RUN : CHUNK);
+    const countFrom = (start: bigint) => Number(to - start < size ? to - start : size);
+    const derived = (start: bigint): Promise<string[]> => {
+      const p = range!(start, countFrom(start));
+      p.catch(() => undefined); // awaited below, unless an insert fails first
+      return p;
+    };
+    let next = range && from < to ? derived(from) : undefined;
+    for (let start = from; start < to; start += size) {
+      const addresses = next ? await next : Array.from({ length: countFrom(start) }, (_, k) => this.derive(start + BigInt(k)));
+      next = range && start + size < to ? derived(start + size) : undefined;
+      const rows = addresses.map((address, k) => ({ source: this.source, derivationIndex: start + BigInt(k), address }));
       await this.db.insert(derivedAddresses).values(rows).onConflictDoNothing();
-      const end = rows[rows.length - 1].derivationIndex + 1n;
+      const end = start + BigInt(rows.length);
       if (this.ready === undefined || end > this.ready) this.ready = end;
-      await yieldToRequests();
+      if (!range) await yieldToRequests();
     }
   }
 }

@@ -8,6 +8,7 @@ import { CALLBACK_PUBLIC_KEY, XPUBS_KEY, addToPool, poolFree, publish, readPubli
 import { NETWORKS } from '../domain/assets';
 import { addressPoolFree } from '../observability/metrics';
 import { DerivedAddressSupply, derivedSource, xpubDeriver } from './derived-addresses';
+import { threadDeriver } from './derive-thread';
 
 /** Where a new configuration of a network takes its address_in, and (xpub networks) who keeps those stocked. */
 export interface DepositAddresses {
@@ -49,7 +50,11 @@ export function publicMaterialFrom(db: Db): PublicMaterial {
       if (!xpub) throw new Error(`no public key published for ${networkId}`);
       const source = derivedSource(xpub, networkId, mode);
       let supply = supplies.get(source);
-      if (!supply) supplies.set(source, (supply = new DerivedAddressSupply(db, source, NETWORKS[networkId].addressFamily, xpubDeriver(k, networkId, mode))));
+      if (!supply) {
+        const derive = xpubDeriver(k, networkId, mode);
+        supply = new DerivedAddressSupply(db, source, NETWORKS[networkId].addressFamily, derive, threadDeriver(xpub, networkId, mode, derive));
+        supplies.set(source, supply);
+      }
       return { from: { kind: 'derived', source }, supply };
     },
     publicKeyPem: () => readPublished(db, CALLBACK_PUBLIC_KEY),

@@ -6,6 +6,7 @@ import { HdSeed } from '../../src/chains/keys';
 import { exportPublicKeys, watchOnlyAddressIn } from '../../src/chains/watch-only';
 import { NETWORKS } from '../../src/domain/assets';
 import { DerivedAddressSupply, derivedSource, xpubDeriver } from '../../src/runtime/derived-addresses';
+import { threadDeriver } from '../../src/runtime/derive-thread';
 import { publicMaterialFrom } from '../../src/runtime/public-material';
 import { TEST_MNEMONIC, callCreate, merchantAddress, queryRows, startApi, type TestApi } from '../api/helpers';
 
@@ -27,6 +28,16 @@ describe('xpubDeriver', () => {
       expect(derive(i)).toBe(watchOnlyAddressIn(keys, network, mode, i));
     }
     expect(() => derive(2n ** 31n)).toThrow(RangeError);
+  });
+
+  it('the derivation thread gives the same runs of addresses as the caller\'s thread, and its errors', async () => {
+    for (const [network, mode] of [['ethereum', 'mainnet'], ['bitcoin', 'regtest'], ['litecoin', 'mainnet'], ['bitcoincash', 'testnet']] as const) {
+      const inline = xpubDeriver(keys, network, mode);
+      const run = await threadDeriver(keys.xpubs[network], network, mode, inline)(1000n, 70);
+      expect(run).toEqual(Array.from({ length: 70 }, (_, k) => deriveAddressIn(seed, network, mode, 1000n + BigInt(k))));
+    }
+    const derive = threadDeriver(keys.xpubs.bitcoin, 'bitcoin', 'mainnet', xpubDeriver(keys, 'bitcoin', 'mainnet'));
+    await expect(derive(2n ** 31n - 1n, 2)).rejects.toThrow(RangeError);
   });
 
   it('a source names network, mode and xpub', () => {

@@ -1,0 +1,24 @@
+// The API's address-derivation thread (src/runtime/derive-thread.ts): derives runs of deposit addresses from
+// public material (an account xpub), never a secret, so that keeping derived_addresses stocked does not take
+// turns with requests on the API's event loop.
+import { parentPort } from 'node:worker_threads';
+import type { ChainMode } from '../chains/config';
+import { xpubDeriver } from '../runtime/derived-addresses';
+import type { DeriveReply, DeriveRequest } from '../runtime/derive-thread';
+
+const parent = parentPort!;
+const derivers = new Map<string, (index: bigint) => string>();
+
+parent.on('message', (m: DeriveRequest) => {
+  try {
+    const key = `${m.networkId}:${m.mode}:${m.xpub}`;
+    let derive = derivers.get(key);
+    if (!derive) derivers.set(key, (derive = xpubDeriver({ xpubs: { [m.networkId]: m.xpub } }, m.networkId, m.mode as ChainMode)));
+    const start = BigInt(m.start);
+    const addresses: string[] = [];
+    for (let i = 0; i < m.count; i++) addresses.push(derive(start + BigInt(i)));
+    parent.postMessage({ id: m.id, addresses } satisfies DeriveReply);
+  } catch (e) {
+    parent.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e) } satisfies DeriveReply);
+  }
+});

@@ -1,0 +1,111 @@
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { ChainMode } from '../chains/config';
+import { logger } from '../observability/logger';
+
+export interface DeriveRequest {
+  id: number;
+  xpub: string;
+  networkId: string;
+  mode: string;
+  /** The first index, as a decimal string. */
+  start: string;
+  count: number;
+}
+export type DeriveReply = { id: number; addresses: string[] } | { id: number; error: string };
+
+/** addresses of indexes start, start+1, … start+count-1. */
+export type RangeDeriver = (start: bigint, count: number) => Promise<string[]>;
+
+/** A thread left without work this long ends (a process that creates nothing holds no idle thread). */
+const IDLE_MS = 30_000;
+
+/**
+ * One thread per process that derives runs of deposit addresses from an xpub (src/entry/derive-thread.ts).
+ * The API keeps derived_addresses stocked ahead of creates; on its event loop each run of 64 held requests
+ * back ~10 ms, and a burst of creates spent a sixth of the API's CPU there. The thread starts on first use,
+ * ends when idle, and keeps the process alive only while it owes an answer. Should it fail to start or die, `failed` is set and
+ * callers derive on their own thread instead: slower, the same addresses.
+ */
+class DeriveThread {
+  private worker: Worker | undefined;
+  private nextId = 1;
+  private readonly waiting = new Map<number, { resolve: (a: string[]) => void; reject: (e: Error) => void }>();
+  private idle: NodeJS.Timeout | undefined;
+  failed = false;
+
+  derive(xpub: string, networkId: string, mode: ChainMode, start: bigint, count: number): Promise<string[]> {
+    const worker = this.start();
+    if (this.idle) clearTimeout(this.idle);
+    const id = this.nextId++;
+    return new Promise<string[]>((resolve, reject) => {
+      // Held open while it owes an answer, and only then.
+      if (this.waiting.size === 0) worker.ref();
+      this.waiting.set(id, { resolve, reject });
+      worker.postMessage({ id, xpub, networkId, mode, start: start.toString(), count } satisfies DeriveRequest);
+    });
+  }
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    // Compiled (dist/…/derive-thread.js) or run through tsx (…/derive-thread.ts), whose hooks a thread does not inherit.
+    const ext = path.extname(__filename);
+    const file = path.join(__dirname, '../entry', `derive-thread${ext}`);
+    const worker =
+      ext === '.ts' ? new Worker(`require('tsx/cjs/api').register(); require(${JSON.stringify(file)});`, { eval: true }) : new Worker(file);
+    worker.on('message', (m: DeriveReply) => {
+      const w = this.waiting.get(m.id);
+      if (!w) return;
+      this.waiting.delete(m.id);
+      if ('error' in m) w.reject(new Error(m.error));
+      else w.resolve(m.addresses);
+      if (this.waiting.size === 0) {
+        worker.unref();
+        this.idleSoon(worker);
+      }
+    });
+    const lost = (why: string) => {
+      if (this.worker !== worker) return;
+      this.worker = undefined;
+      this.failed = true;
+      logger.warn({ why }, 'address derivation thread lost; deriving on the API thread');
+      for (const w of this.waiting.values()) w.reject(new Error(`derivation thread lost: ${why}`));
+      this.waiting.clear();
+    };
+    worker.on('error', (e) => lost(e.message));
+    worker.on('exit', (code) => lost(`exit ${code}`));
+    // After the listeners (one added later would hold the process open again); derive() refs it while it works.
+    worker.unref();
+    this.worker = worker;
+    return worker;
+  }
+
+  private idleSoon(worker: Worker): void {
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = setTimeout(() => {
+      if (this.worker !== worker || this.waiting.size > 0) return;
+      this.worker = undefined;
+      worker.removeAllListeners('exit');
+      void worker.terminate();
+    }, IDLE_MS);
+    this.idle.unref();
+  }
+}
+
+const thread = new DeriveThread();
+
+/**
+ * A RangeDeriver that runs on the derivation thread, and on the caller's thread (`inline`) once that
+ * thread has failed or for a run that fails there.
+ */
+export function threadDeriver(xpub: string, networkId: string, mode: ChainMode, inline: (index: bigint) => string): RangeDeriver {
+  const here: RangeDeriver = async (start, count) => Array.from({ length: count }, (_, i) => inline(start + BigInt(i)));
+  return async (start, count) => {
+    if (thread.failed) return here(start, count);
+    try {
+      return await thread.derive(xpub, networkId, mode, start, count);
+    } catch {
+      return here(start, count);
+    }
+  };
+}
