@@ -55,18 +55,10 @@ export const deliveryAttempts = new Counter({
   registers: [registry],
 });
 
-/** Express middleware recording count and latency under the matched route pattern (never the raw URL). */
-export function httpMetrics() {
-  return (req: http.IncomingMessage & { route?: { path?: string }; baseUrl?: string }, res: http.ServerResponse, next: () => void) => {
-    const end = httpDuration.startTimer();
-    res.on('finish', () => {
-      const route = req.route?.path ? `${req.baseUrl ?? ''}${req.route.path}` : 'unmatched';
-      const labels = { method: req.method ?? 'GET', route };
-      end(labels);
-      httpRequests.inc({ ...labels, status: String(res.statusCode) });
-    });
-    next();
-  };
+/** One answered public API request: its count by status and its latency (seconds) by route. */
+export function observeHttp(method: string, route: string, status: number, seconds: number): void {
+  httpDuration.observe({ method, route }, seconds);
+  httpRequests.inc({ method, route, status: String(status) });
 }
 
 type ThreadMetrics = MetricObjectWithValues<MetricValue<string>>[];

@@ -3,9 +3,8 @@ import { createApp } from '../../api/app';
 import { publicRoutes } from '../../api/routes';
 import { AssetStateCache } from '../../api/asset-cache';
 import { logger } from '../observability/logger';
-import { requestLog } from '../observability/request-log';
+import { observeRequests } from '../observability/request-log';
 import { describeError } from '../observability/redact';
-import { httpMetrics } from '../observability/metrics';
 import type { ApiServices } from './services';
 
 export interface ApiRuntime {
@@ -18,7 +17,7 @@ export interface ApiRuntime {
 export async function startApiRuntime(services: ApiServices, opts: { port?: number } = {}): Promise<ApiRuntime> {
   const { cfg } = services;
   const app = createApp({
-    before: [requestLog(logger), httpMetrics()],
+    before: [observeRequests(logger)],
     routes: publicRoutes({
       db: services.database.db,
       addresses: services.material,
