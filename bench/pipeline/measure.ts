@@ -188,7 +188,12 @@ function traceOf(events: HistoryEvent[], t: WorkflowTrace): void {
   for (const e of events) {
     const at = optionalTsToMs(e.eventTime);
     const described = describeEvent(e, names);
-    t.timeline.push(`+${at !== undefined && origin !== undefined ? at - origin : '?'} ${described}`);
+    // Which worker took a workflow task, and on which queue it was scheduled (sticky or normal); why one timed out.
+    const scheduledOn = e.workflowTaskScheduledEventAttributes?.taskQueue?.kind;
+    const takenBy = e.workflowTaskStartedEventAttributes?.identity;
+    const timeout = e.workflowTaskTimedOutEventAttributes?.timeoutType;
+    const detail = scheduledOn ? ` queue=${scheduledOn}` : takenBy ? ` by=${takenBy}` : timeout ? ` type=${timeout}` : '';
+    t.timeline.push(`+${at !== undefined && origin !== undefined ? at - origin : '?'} ${described}${detail}`);
     if (e.workflowTaskStartedEventAttributes) taskStartedAt = at;
     // A local forward (patch fused-forward-steps): it ran in the workflow task its marker closes, after that
     // task's finality reading; the task's start stands for "scheduled", its completion for "completed".
