@@ -82,6 +82,22 @@ it('the built API and worker entry points serve, run workflows from the prebuilt
   }
 }, 240_000);
 
+it('the built API derives its stock of addresses on the derivation thread (dist/src/entry/derive-thread.js)', () => {
+  const script = `
+    const { threadDeriver } = require('./dist/src/runtime/derive-thread');
+    const { xpubDeriver } = require('./dist/src/runtime/derived-addresses');
+    const { exportPublicKeys } = require('./dist/src/chains/watch-only');
+    const { HdSeed } = require('./dist/src/chains/keys');
+    const keys = exportPublicKeys(HdSeed.fromMnemonic(require('bip39').generateMnemonic(256)));
+    const inline = xpubDeriver(keys, 'ethereum', 'mainnet');
+    let onThread = true;
+    threadDeriver(keys.xpubs.ethereum, 'ethereum', 'mainnet', (i) => { onThread = false; return inline(i); })(5n, 3).then((run) => {
+      process.stdout.write(JSON.stringify({ same: run.join() === [5n, 6n, 7n].map(inline).join(), onThread }));
+    });`;
+  const out1 = execFileSync(process.execPath, ['-e', script], { cwd: out, env: { PATH: process.env.PATH }, stdio: 'pipe' }).toString();
+  expect(JSON.parse(out1)).toEqual({ same: true, onThread: true });
+});
+
 it('the built entry points refuse to start without PostgreSQL and Temporal named', () => {
   let message = '';
   try {
