@@ -19,13 +19,15 @@ export type RangeDeriver = (start: bigint, count: number) => Promise<string[]>;
 
 /** A thread left without work this long ends (a process that creates nothing holds no idle thread). */
 const IDLE_MS = 30_000;
+/** A run of RUN addresses takes ~50 ms; a thread silent this long is taken for stuck. */
+const ANSWER_MS = 10_000;
 
 /**
  * One thread per process that derives runs of deposit addresses from an xpub (src/entry/derive-thread.ts).
  * The API keeps derived_addresses stocked ahead of creates; on its event loop each run of 64 held requests
  * back ~10 ms, and a burst of creates spent a sixth of the API's CPU there. The thread starts on first use,
- * ends when idle, and keeps the process alive only while it owes an answer. Should it fail to start or die, `failed` is set and
- * callers derive on their own thread instead: slower, the same addresses.
+ * ends when idle, and keeps the process alive only while it owes an answer. Should it fail to start, die
+ * or stop answering, `failed` is set and callers derive on their own thread instead: slower, the same addresses.
  */
 class DeriveThread {
   private worker: Worker | undefined;
@@ -41,9 +43,27 @@ class DeriveThread {
     return new Promise<string[]>((resolve, reject) => {
       // Held open while it owes an answer, and only then.
       if (this.waiting.size === 0) worker.ref();
-      this.waiting.set(id, { resolve, reject });
+      // A thread that stops answering is given up (a create may be waiting behind this run).
+      const late = setTimeout(() => this.lose(worker, `no answer in ${ANSWER_MS} ms`), ANSWER_MS);
+      late.unref();
+      this.waiting.set(id, {
+        resolve: (a) => (clearTimeout(late), resolve(a)),
+        reject: (e) => (clearTimeout(late), reject(e)),
+      });
       worker.postMessage({ id, xpub, networkId, mode, start: start.toString(), count } satisfies DeriveRequest);
     });
+  }
+
+  /** Gives the thread up: what it owed fails (callers derive on their own thread), and so does what comes later. */
+  private lose(worker: Worker, why: string): void {
+    if (this.worker !== worker) return;
+    this.worker = undefined;
+    this.failed = true;
+    logger.warn({ why }, 'address derivation thread lost; deriving on the API thread');
+    for (const w of this.waiting.values()) w.reject(new Error(`derivation thread lost: ${why}`));
+    this.waiting.clear();
+    worker.removeAllListeners('exit');
+    void worker.terminate();
   }
 
   private start(): Worker {
@@ -64,16 +84,8 @@ class DeriveThread {
         this.idleSoon(worker);
       }
     });
-    const lost = (why: string) => {
-      if (this.worker !== worker) return;
-      this.worker = undefined;
-      this.failed = true;
-      logger.warn({ why }, 'address derivation thread lost; deriving on the API thread');
-      for (const w of this.waiting.values()) w.reject(new Error(`derivation thread lost: ${why}`));
-      this.waiting.clear();
-    };
-    worker.on('error', (e) => lost(e.message));
-    worker.on('exit', (code) => lost(`exit ${code}`));
+    worker.on('error', (e) => this.lose(worker, e.message));
+    worker.on('exit', (code) => this.lose(worker, `exit ${code}`));
     // After the listeners (one added later would hold the process open again); derive() refs it while it works.
     worker.unref();
     this.worker = worker;
