@@ -40,11 +40,28 @@ export async function freePort(host: string, preferred?: number): Promise<number
   return p;
 }
 
-async function waitForFrontend(address: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+/** The dev server ended before its frontend answered; `log` is the end of what it wrote. */
+class DevServerExited extends Error {
+  constructor(code: number | null, log: string) {
+    super(`Temporal dev server exited with code ${code} before it answered; its log ends:\n${log}`);
+    this.name = 'DevServerExited';
+  }
+}
+
+/** The last lines of a log file, or nothing when it cannot be read. */
+function logTail(file: string, lines = 15): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+async function waitForFrontend(address: string, child: ChildProcess, timeoutMs: number, logFile: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastErr: unknown;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`Temporal dev server exited with code ${child.exitCode}`);
+    if (child.exitCode !== null) throw new DevServerExited(child.exitCode, logTail(logFile));
     try {
       const conn = await Connection.connect({ address, connectTimeout: 1000 });
       await conn.close();
@@ -56,6 +73,9 @@ async function waitForFrontend(address: string, child: ChildProcess, timeoutMs: 
   }
   throw new Error(`Temporal dev server at ${address} did not answer within ${timeoutMs} ms: ${String(lastErr)}`);
 }
+
+/** Starts of the dev server tried before giving up, each on ports chosen afresh. */
+const START_ATTEMPTS = 3;
 
 /**
  * Starts `temporal server start-dev` (the CLI's dev server, Web UI included) as a child process, state
@@ -72,27 +92,33 @@ export async function startDevServer(opts: {
   timeoutMs?: number;
 }): Promise<DevServer> {
   fs.mkdirSync(opts.dataDir, { recursive: true });
-  const port = await freePort(opts.host, opts.port ?? 7233);
-  const uiPort = await freePort(opts.host, opts.uiPort ?? 8233);
-  const args = [
-    'server', 'start-dev',
-    '--ip', opts.host,
-    '--port', String(port),
-    '--ui-port', String(uiPort),
-    '--db-filename', path.join(opts.dataDir, 'temporal.sqlite'),
-    '--namespace', opts.namespace,
-    '--log-level', 'warn',
-    ...NO_VERSION_CHECK_ARGS,
-  ];
-  for (const [name, type] of Object.entries(opts.searchAttributes ?? {})) args.push('--search-attribute', `${name}=${type}`);
-  // SIGKILL after 5 s, so `npm start` is gone within its 10 s even if the dev server hangs.
-  const { child, stop } = spawnNode(opts.cliPath, args, path.join(opts.dataDir, 'temporal.log'), 5000, { ...process.env, ...NO_VERSION_CHECK_ENV });
-  const address = `${opts.host}:${port}`;
-  try {
-    await waitForFrontend(address, child, opts.timeoutMs ?? 60_000);
-  } catch (e) {
-    await stop();
-    throw e;
+  const logFile = path.join(opts.dataDir, 'temporal.log');
+  // A dev server that exits at once most often lost a port to another process between our check and its
+  // bind (it also binds ports of its own choosing): it is started again on ports chosen afresh.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort(opts.host, opts.port ?? 7233);
+    const uiPort = await freePort(opts.host, opts.uiPort ?? 8233);
+    const args = [
+      'server', 'start-dev',
+      '--ip', opts.host,
+      '--port', String(port),
+      '--ui-port', String(uiPort),
+      '--db-filename', path.join(opts.dataDir, 'temporal.sqlite'),
+      '--namespace', opts.namespace,
+      '--log-level', 'warn',
+      ...NO_VERSION_CHECK_ARGS,
+    ];
+    for (const [name, type] of Object.entries(opts.searchAttributes ?? {})) args.push('--search-attribute', `${name}=${type}`);
+    // SIGKILL after 5 s, so `npm start` is gone within its 10 s even if the dev server hangs.
+    const { child, stop } = spawnNode(opts.cliPath, args, logFile, 5000, { ...process.env, ...NO_VERSION_CHECK_ENV });
+    const address = `${opts.host}:${port}`;
+    try {
+      await waitForFrontend(address, child, opts.timeoutMs ?? 60_000, logFile);
+    } catch (e) {
+      await stop();
+      if (e instanceof DevServerExited && attempt < START_ATTEMPTS) continue;
+      throw e;
+    }
+    return { address, uiUrl: `http://${opts.host}:${uiPort}`, pid: child.pid!, stop };
   }
-  return { address, uiUrl: `http://${opts.host}:${uiPort}`, pid: child.pid!, stop };
 }

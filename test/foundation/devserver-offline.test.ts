@@ -41,3 +41,40 @@ describe('Temporal dev server of npm start', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe('a dev server that exits before it answers', () => {
+  /** A launcher that fails its first `failFirst` starts (code 2, a line on its log), then runs the real CLI. */
+  function flakyCli(dir: string, failFirst: number): { cli: string; starts: () => number } {
+    const real = resolveTemporalCli();
+    if (!real) throw new Error('Temporal CLI not found: node scripts/setup-temporal.js installs it');
+    const count = path.join(dir, 'starts');
+    const cli = path.join(dir, 'temporal');
+    fs.writeFileSync(
+      cli,
+      `#!/bin/sh\necho x >> '${count}'\nif [ "$(wc -l < '${count}')" -le ${failFirst} ]; then echo "listen tcp: address already in use (start $(wc -l < '${count}'))"; exit 2; fi\nexec '${real}' "$@"\n`,
+      { mode: 0o755 },
+    );
+    return { cli, starts: () => (fs.existsSync(count) ? fs.readFileSync(count, 'utf8').trim().split('\n').length : 0) };
+  }
+
+  it('is started again on fresh ports, and serves', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-devserver-'));
+    const { cli, starts } = flakyCli(dir, 1);
+    const server = await startDevServer({ cliPath: cli, host: '127.0.0.1', dataDir: path.join(dir, 'data'), namespace: 'default', port: 0, uiPort: 0 });
+    try {
+      expect(starts()).toBe(2);
+      expect(server.address).toMatch(/^127\.0\.0\.1:\d+$/);
+    } finally {
+      await server.stop();
+    }
+  }, 90_000);
+
+  it('after three failed starts, fails with the end of its log', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-devserver-'));
+    const { cli, starts } = flakyCli(dir, 99);
+    await expect(startDevServer({ cliPath: cli, host: '127.0.0.1', dataDir: path.join(dir, 'data'), namespace: 'default', port: 0, uiPort: 0 })).rejects.toThrow(
+      /exited with code 2 before it answered; its log ends:[\s\S]*address already in use \(start 3\)/,
+    );
+    expect(starts()).toBe(3);
+  });
+});
