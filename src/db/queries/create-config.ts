@@ -176,19 +176,11 @@ export interface CreateOutcome {
  */
 export async function createConfig(db: Db, input: NewPaymentConfig, from: AddressSource, addressOutCanonical: string): Promise<CreateOutcome> {
   try {
+    // The placeholders are the input's field names, and these three.
     const result = await createStatements[from.kind](db, {
-      family: input.family,
+      ...input,
       outCanonical: addressOutCanonical,
-      callbackUrl: input.callbackUrl,
       source: from.kind === 'derived' ? from.source : from.network,
-      ticker: input.ticker,
-      addressOut: input.addressOut,
-      notifyPending: input.notifyPending,
-      notifyConfirmations: input.notifyConfirmations,
-      post: input.post,
-      json: input.json,
-      convert: input.convert,
-      priority: input.priority,
       minimum: input.minimumTransactionBase.toString(),
     });
     const [row] = rowsOf<ConfigRow & { out_is_deposit: boolean; made: boolean }>(result);
