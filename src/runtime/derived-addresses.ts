@@ -122,6 +122,11 @@ export class DerivedAddressSupply {
     let next = range && from < to ? derived(from) : undefined;
     for (let start = from; start < to; start += size) {
       const addresses = next ? await next : Array.from({ length: countFrom(start) }, (_, k) => this.derive(start + BigInt(k)));
+      // A run from the thread is checked against this thread's own derivation of its first index (and its
+      // length): an answer to another request, or a short one, is refused before anything is stored.
+      if (next && (addresses.length !== countFrom(start) || addresses[0] !== this.derive(start))) {
+        throw new Error(`derivation run from ${start} does not match this thread's derivation`);
+      }
       next = range && start + size < to ? derived(start + size) : undefined;
       const rows = addresses.map((address, k) => ({ source: this.source, derivationIndex: start + BigInt(k), address }));
       await this.db.insert(derivedAddresses).values(rows).onConflictDoNothing();

@@ -77,6 +77,24 @@ describe('stored derived addresses', () => {
     expect(String(counter[0].next_index)).toBe('5002');
   });
 
+  it('a run from the derivation thread that is not the derivation of its indexes is never stored', async () => {
+    const inline = xpubDeriver(keys, 'litecoin', 'mainnet');
+    const right = threadDeriver(keys.xpubs.litecoin, 'litecoin', 'mainnet', inline);
+    // Another request's answer: the addresses of the next indexes.
+    const shifted = async (start: bigint, count: number) => right(start + 1n, count);
+    const storedFrom256 = async (source: string) =>
+      Number((await queryRows<{ n: string }>(api.db, sql`SELECT count(*) AS n FROM derived_addresses WHERE source = ${source} AND derivation_index >= 256`))[0].n);
+    for (const [source, range, expected] of [['test:shifted', shifted, false], ['test:right', right, true]] as const) {
+      // No counter for the family: the first refill stores 0..255 on this thread, then fills on from 256 with `range`.
+      const supply = new DerivedAddressSupply(api.db, source, `nofamily-${source}`, inline, range);
+      await supply.refill();
+      await supply.refill(); // waits for the background fill the first one started
+      expect([source, (await storedFrom256(source)) > 0]).toEqual([source, expected]);
+    }
+    const stored = await queryRows<{ derivation_index: string; address: string }>(api.db, sql`SELECT derivation_index, address FROM derived_addresses WHERE source = 'test:right'`);
+    for (const row of stored.filter((_, k) => k % 97 === 0)) expect(row.address).toBe(inline(BigInt(row.derivation_index)));
+  });
+
   it('a refill after the stock is gone goes on at the counter, any number of processes at once', async () => {
     const material = publicMaterialFrom(api.db);
     const { supply } = await material.depositAddresses('bitcoin', 'mainnet');
