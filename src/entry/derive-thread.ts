@@ -3,7 +3,7 @@
 // turns with requests on the API's event loop.
 import { parentPort } from 'node:worker_threads';
 import type { ChainMode } from '../chains/config';
-import { xpubDeriver } from '../runtime/derived-addresses';
+import { deriveRun, xpubDeriver } from '../runtime/derived-addresses';
 import type { DeriveReply, DeriveRequest } from '../runtime/derive-thread';
 
 const parent = parentPort!;
@@ -14,10 +14,7 @@ parent.on('message', (m: DeriveRequest) => {
     const key = `${m.networkId}:${m.mode}:${m.xpub}`;
     let derive = derivers.get(key);
     if (!derive) derivers.set(key, (derive = xpubDeriver({ xpubs: { [m.networkId]: m.xpub } }, m.networkId, m.mode as ChainMode)));
-    const start = BigInt(m.start);
-    const addresses: string[] = [];
-    for (let i = 0; i < m.count; i++) addresses.push(derive(start + BigInt(i)));
-    parent.postMessage({ id: m.id, addresses } satisfies DeriveReply);
+    parent.postMessage({ id: m.id, addresses: deriveRun(derive, BigInt(m.start), m.count) } satisfies DeriveReply);
   } catch (e) {
     parent.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e) } satisfies DeriveReply);
   }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ChainMode } from '../chains/config';
 import { logger } from '../observability/logger';
+import { deriveRun } from './derived-addresses';
 
 export interface DeriveRequest {
   id: number;
@@ -111,7 +112,7 @@ const thread = new DeriveThread();
  * thread has failed or for a run that fails there.
  */
 export function threadDeriver(xpub: string, networkId: string, mode: ChainMode, inline: (index: bigint) => string): RangeDeriver {
-  const here: RangeDeriver = async (start, count) => Array.from({ length: count }, (_, i) => inline(start + BigInt(i)));
+  const here: RangeDeriver = async (start, count) => deriveRun(inline, start, count);
   return async (start, count) => {
     if (thread.failed) return here(start, count);
     try {

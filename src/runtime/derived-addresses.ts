@@ -36,6 +36,11 @@ export function xpubDeriver(keys: PublicKeys, networkId: string, mode: ChainMode
   };
 }
 
+/** The addresses of indexes start … start+count-1, by `derive`. */
+export function deriveRun(derive: (index: bigint) => string, start: bigint, count: number): string[] {
+  return Array.from({ length: count }, (_, k) => derive(start + BigInt(k)));
+}
+
 /** The derived_addresses source of a network's xpub in one chain mode. */
 export function derivedSource(xpub: string, networkId: string, mode: ChainMode): string {
   return `${networkId}:${mode}:${createHash('sha256').update(xpub).digest('hex').slice(0, 32)}`;
@@ -121,7 +126,7 @@ export class DerivedAddressSupply {
     };
     let next = range && from < to ? derived(from) : undefined;
     for (let start = from; start < to; start += size) {
-      const addresses = next ? await next : Array.from({ length: countFrom(start) }, (_, k) => this.derive(start + BigInt(k)));
+      const addresses = next ? await next : deriveRun(this.derive, start, countFrom(start));
       // A run from the thread is checked against this thread's own derivation of its first index (and its
       // length): an answer to another request, or a short one, is refused before anything is stored.
       if (next && (addresses.length !== countFrom(start) || addresses[0] !== this.derive(start))) {

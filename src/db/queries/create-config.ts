@@ -1,10 +1,11 @@
 import { sql, type SQL } from 'drizzle-orm';
-
-const $ = (name: string) => sql.placeholder(name);
 import type { Db } from '../client';
 import { preparedStatement } from '../prepared';
 import type { NewPaymentConfig } from './configs';
 import { AddressPoolEmptyError } from './public-material';
+
+/** A named value of a prepared statement. */
+const $ = (name: string) => sql.placeholder(name);
 
 /**
  * SPEC 4.6 create in one round trip: one statement reads the callback's existing configuration and whether
