@@ -3,6 +3,7 @@ import type { PublicMaterial } from '../src/runtime/public-material';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/client';
 import type { AssetStateCache } from './asset-cache';
+import type { LogsCache } from './logs-cache';
 
 /** What the public routes need; built once in src/main.ts. */
 export interface PublicDeps {
@@ -15,4 +16,6 @@ export interface PublicDeps {
   getPublicKeyPem: () => Promise<string | undefined>;
   /** The production API's asset state, read at most once a second (api/asset-cache.ts); absent: read per request. */
   assetCache?: AssetStateCache;
+  /** GET /logs bodies kept while the database says they are unchanged (api/logs-cache.ts); absent: read per request. */
+  logsCache?: LogsCache;
 }

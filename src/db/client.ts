@@ -7,7 +7,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { sql } from 'drizzle-orm';
-import { Pool, type PoolClient } from 'pg';
+import { Client, Pool, type PoolClient } from 'pg';
 import { logger } from '../observability/logger';
 import * as schema from './schema';
 
@@ -25,6 +25,101 @@ export interface Database {
   close(): Promise<void>;
   /** The PGlite instance this thread owns (kind 'pglite'), to serve another thread's statements. */
   pglite?: PGlite;
+  /** PostgreSQL server only: hears NOTIFY on `channel` over a connection of its own (see listenOn). */
+  listen?(channel: string, hearer: Hearer): Listener;
+}
+
+/**
+ * What hears a channel. `heard` from the first notice after `ready` on: notices sent while the connection
+ * was down are lost, so each `ready` (after the first connect and after every reconnect) and each `lost`
+ * means "anything may have changed".
+ */
+export interface Hearer {
+  notice(payload: string): void;
+  ready(): void;
+  lost(): void;
+}
+
+export interface Listener {
+  /**
+   * One round trip on the listening connection. PostgreSQL sends a listener every notice of a transaction
+   * committed before a command arrives ahead of that command's answer, so when this resolves every notice
+   * of a commit made before the call has been given to the hearer. Fails while the connection is down.
+   */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const PING_TIMEOUT_MS = 2_000;
+
+/**
+ * LISTEN on a connection of its own, connected again `retryMs` after any loss until closed. The hearer
+ * is told `lost` at each loss, `ready` once LISTEN has taken after each connect.
+ */
+export function listenOn(url: string, channel: string, hearer: Hearer, retryMs = 1_000): Listener {
+  let closed = false;
+  let client: Client | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  /** The connection LISTEN has taken on, with what ends it. */
+  let up: { client: Client; fail: (e: Error) => void } | undefined;
+  const connect = async () => {
+    const c = new Client({ connectionString: url, connectionTimeoutMillis: 5_000, application_name: `listen ${channel}` });
+    client = c;
+    let down = false;
+    const fail = (e?: unknown) => {
+      if (down) return;
+      down = true;
+      if (up?.client === c) up = undefined;
+      hearer.lost();
+      if (!closed) {
+        if (e instanceof Error) logger.warn({ err: e.message, channel }, 'PostgreSQL listener lost; listening again shortly');
+        timer = setTimeout(() => void connect(), retryMs);
+      }
+      c.end().catch(() => undefined);
+    };
+    c.on('error', fail);
+    c.on('end', () => fail());
+    c.on('notification', (m) => {
+      if (!down && m.channel === channel) hearer.notice(m.payload ?? '');
+    });
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${c.escapeIdentifier(channel)}`);
+      if (!down && !closed) {
+        up = { client: c, fail };
+        hearer.ready();
+      }
+    } catch (e) {
+      fail(e);
+    }
+  };
+  void connect();
+  return {
+    ping: async () => {
+      const on = up;
+      if (!on) throw new Error(`not listening on ${channel}`);
+      // A connection that does not answer within this time is taken for lost (and connected again).
+      let clock: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        clock = setTimeout(() => {
+          const e = new Error(`no answer on the ${channel} listener within ${PING_TIMEOUT_MS} ms`);
+          on.fail(e);
+          reject(e);
+        }, PING_TIMEOUT_MS);
+      });
+      try {
+        await Promise.race([on.client.query(''), late]);
+      } finally {
+        clearTimeout(clock);
+      }
+    },
+    close: async () => {
+      closed = true;
+      up = undefined;
+      clearTimeout(timer);
+      await client?.end().catch(() => undefined);
+    },
+  };
 }
 
 /** In-process serialisation by name: each caller waits for the previous holder of the same name. */
@@ -105,7 +200,13 @@ export async function openPostgres(url: string, opts: { migrate?: boolean; max?:
         release(client, failed);
       }
     });
-  return { db, kind: 'postgres', withLock, close: async () => void (await Promise.all([pool.end(), lockPool.end()])) };
+  return {
+    db,
+    kind: 'postgres',
+    withLock,
+    listen: (channel, hearer) => listenOn(url, channel, hearer),
+    close: async () => void (await Promise.all([pool.end(), lockPool.end()])),
+  };
 }
 
 /** Embedded PostgreSQL (WASM) for the one-command default; `dir` undefined means in memory. */

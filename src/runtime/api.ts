@@ -2,6 +2,7 @@ import http from 'node:http';
 import { createApp } from '../../api/app';
 import { publicRoutes } from '../../api/routes';
 import { AssetStateCache } from '../../api/asset-cache';
+import { LOGS_CHANNEL, LogsCache } from '../../api/logs-cache';
 import { logger } from '../observability/logger';
 import { observeRequests } from '../observability/request-log';
 import { describeError } from '../observability/redact';
@@ -16,6 +17,9 @@ export interface ApiRuntime {
 /** The public API process part: Express on HOST:PORT, graceful close (in-flight requests finish). */
 export async function startApiRuntime(services: ApiServices, opts: { port?: number } = {}): Promise<ApiRuntime> {
   const { cfg } = services;
+  // With a PostgreSQL server, GET /logs bodies are kept while its notices say they hold (api/logs-cache.ts).
+  const { database } = services;
+  const logsCache = database.listen ? new LogsCache().attach((hearer) => database.listen!(LOGS_CHANNEL, hearer)) : undefined;
   const app = createApp({
     before: [observeRequests(logger)],
     routes: publicRoutes({
@@ -25,6 +29,7 @@ export async function startApiRuntime(services: ApiServices, opts: { port?: numb
       config: cfg,
       getPublicKeyPem: () => services.material.publicKeyPem(),
       assetCache: new AssetStateCache(services.database.db),
+      logsCache,
     }),
     log: (msg, err) => logger.error({ err: describeError(err) }, msg),
   });
@@ -32,15 +37,20 @@ export async function startApiRuntime(services: ApiServices, opts: { port?: numb
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? cfg.port, cfg.host, () => resolve());
+  }).catch(async (e: unknown) => {
+    await logsCache?.close();
+    throw e;
   });
   const port = (server.address() as { port: number }).port;
   return {
     url: `http://${cfg.host}:${port}/api`,
     server,
-    stop: () =>
-      new Promise<void>((resolve) => {
+    stop: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
-      }),
+      });
+      await logsCache?.close();
+    },
   };
 }

@@ -47,6 +47,8 @@ export async function startApi(over: Partial<Omit<PublicDeps, 'db'>> = {}) {
     base,
     deps,
     db: database.db,
+    /** The test database's URL (for a connection of the test's own). */
+    url: database.url,
     logged,
     async close() {
       server.closeAllConnections();

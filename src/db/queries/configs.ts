@@ -7,6 +7,7 @@ export type PaymentConfigRow = typeof paymentConfigs.$inferSelect;
 
 /** The columns GET /logs shows (SPEC 2.3-2.5), and no others: the statement reads ten rows of them per request. */
 const LOGS_CONFIG = {
+  id: paymentConfigs.id,
   addressIn: paymentConfigs.addressIn,
   addressOut: paymentConfigs.addressOut,
   callbackUrl: paymentConfigs.callbackUrl,

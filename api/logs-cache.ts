@@ -1,0 +1,158 @@
+import type { Hearer, Listener } from '../src/db/client';
+
+/** The channel the database's triggers (drizzle/0009_logs_notify.sql) name a changed configuration on. */
+export const LOGS_CHANNEL = 'gateway_logs';
+
+/** Notices remembered for reads in flight; a read that began more notices ago than this is not stored. */
+const RECENT = 1_024;
+
+interface Entry {
+  configId: string;
+  body: string;
+}
+
+export interface LogsCacheLimits {
+  /** Bodies kept at most (the oldest go first). */
+  entries: number;
+  /** Characters kept at most, summed over the bodies. */
+  chars: number;
+  /** A body longer than this is never kept. */
+  bodyChars: number;
+}
+
+const DEFAULT_LIMITS: LogsCacheLimits = { entries: 10_000, chars: 64 * 1024 * 1024, bodyChars: 1024 * 1024 };
+
+/**
+ * GET /logs bodies, kept exactly as long as they are true. The database names, on channel gateway_logs,
+ * every configuration whose payments or delivery attempts a transaction changed, when it commits; the
+ * cache forgets that configuration's bodies when it hears so.
+ *
+ * - A kept body is served only after a round trip on the listening connection that began after the
+ *   request arrived (shared by the requests that arrive meanwhile): PostgreSQL has then sent every notice
+ *   of a commit made before the request, so a read sees every change committed before it was asked, as a
+ *   read of the database would.
+ * - A read in flight when a notice for its configuration arrives is not kept (it may have read before).
+ * - While the listening connection is down nothing is served or kept; all is forgotten when it is back,
+ *   since notices sent meanwhile are lost.
+ * - A body that counts confirmations from the chain's tip is never kept (the route decides: it moves
+ *   every block).
+ */
+export class LogsCache implements Hearer {
+  private readonly entries = new Map<string, Entry>();
+  private readonly byConfig = new Map<string, Set<string>>();
+  private chars = 0;
+  private heard = false;
+  /** Notices heard so far (each loss and each ready counts as one naming everything). */
+  private seq = 0;
+  private readonly recent: string[] = new Array<string>(RECENT);
+  private listener: Listener | undefined;
+  /** The round trip in flight, and the one that starts when it ends (for requests that came meanwhile). */
+  private current: Promise<boolean> | undefined;
+  private next: Promise<boolean> | undefined;
+  hits = 0;
+  misses = 0;
+
+  constructor(private readonly limits: LogsCacheLimits = DEFAULT_LIMITS) {}
+
+  /** Starts hearing the database's notices through `listen` (Database.listen bound to LOGS_CHANNEL). */
+  attach(listen: (hearer: Hearer) => Listener): this {
+    this.listener = listen(this);
+    return this;
+  }
+
+  async close(): Promise<void> {
+    await this.listener?.close();
+  }
+
+  /** The kept body for `key`, once every notice of a commit made before this call has been heard. */
+  async lookup(key: string): Promise<string | undefined> {
+    if (!this.heard || !this.entries.has(key)) {
+      this.misses++;
+      return undefined;
+    }
+    const synced = await this.sync();
+    const body = synced && this.heard ? this.entries.get(key)?.body : undefined;
+    if (body === undefined) this.misses++;
+    else this.hits++;
+    return body;
+  }
+
+  /** A round trip on the listening connection that starts now or after the one in flight. */
+  private sync(): Promise<boolean> {
+    if (!this.current) return this.start();
+    this.next ??= this.current.then(() => {
+      this.next = undefined;
+      return this.start();
+    });
+    return this.next;
+  }
+
+  private start(): Promise<boolean> {
+    const listener = this.listener;
+    const trip: Promise<boolean> = (listener ? listener.ping().then(() => true, () => false) : Promise.resolve(false)).finally(() => {
+      if (this.current === trip) this.current = undefined;
+    });
+    this.current = trip;
+    return trip;
+  }
+
+  /** Marks the start of a read whose result may be kept: pass it to put(). */
+  begin(): number {
+    return this.heard ? this.seq : -1;
+  }
+
+  /** Keeps `body` for `key` unless a notice for `configId` (or for everything) was heard since `since`. */
+  put(key: string, configId: string, body: string, since: number): void {
+    if (!this.heard || since < 0 || this.seq - since >= RECENT || body.length > this.limits.bodyChars) return;
+    for (let s = since + 1; s <= this.seq; s++) {
+      const named = this.recent[s % RECENT];
+      if (named === '*' || named === configId) return;
+    }
+    this.drop(key);
+    this.entries.set(key, { configId, body });
+    this.chars += body.length;
+    let keys = this.byConfig.get(configId);
+    if (!keys) this.byConfig.set(configId, (keys = new Set()));
+    keys.add(key);
+    for (const [oldest] of this.entries) {
+      if (this.entries.size <= this.limits.entries && this.chars <= this.limits.chars) break;
+      this.drop(oldest);
+    }
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  notice(payload: string): void {
+    this.recent[++this.seq % RECENT] = payload;
+    if (payload === '*') this.clear();
+    else for (const key of this.byConfig.get(payload) ?? []) this.drop(key);
+  }
+
+  ready(): void {
+    this.notice('*');
+    this.heard = true;
+  }
+
+  lost(): void {
+    this.heard = false;
+    this.notice('*');
+  }
+
+  private drop(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    this.entries.delete(key);
+    this.chars -= e.body.length;
+    const keys = this.byConfig.get(e.configId);
+    keys?.delete(key);
+    if (keys?.size === 0) this.byConfig.delete(e.configId);
+  }
+
+  private clear(): void {
+    this.entries.clear();
+    this.byConfig.clear();
+    this.chars = 0;
+  }
+}
