@@ -1,6 +1,6 @@
 /**
  * The ceiling of bench/api.ts: bare Express on the same machine and database, no gateway code. It serves
- * the very bytes the gateway answered for catalog, info and logs, and answers a JSON create with one `pg`
+ * the very bytes the gateway answered for catalog, info and both logs reads, and answers a JSON create with one `pg`
  * insert of a unique row. Started by bench/api.ts as its own process:
  *
  *   BARE_BODIES=<json file> BARE_PORT=<port> DATABASE_URL=… tsx bench/api-bare.ts
@@ -13,6 +13,8 @@ interface Bodies {
   catalog: string;
   info: string;
   logs: string;
+  logsLive: string;
+  liveCallback: string;
 }
 
 async function main(): Promise<void> {
@@ -27,7 +29,9 @@ async function main(): Promise<void> {
   };
   app.get('/api/cryptocurrencies', send(bodies.catalog));
   app.get('/api/:ticker/info', send(bodies.info));
-  app.get('/api/:ticker/logs', send(bodies.logs));
+  app.get('/api/:ticker/logs', (req, res) => {
+    res.type('application/json').send(req.query.callback === bodies.liveCallback ? bodies.logsLive : bodies.logs);
+  });
   app.post('/api/:ticker/create', express.json({ limit: '16kb' }), async (req, res) => {
     const { rows } = await pool.query<{ id: string }>('INSERT INTO bench_bare (callback_url) VALUES ($1) RETURNING id', [req.body.callback_url]);
     res.json({ id: rows[0].id, callback_url: req.body.callback_url, status: 'success' });

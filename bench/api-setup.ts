@@ -62,20 +62,25 @@ export async function benchDatabase(url: string): Promise<{ url: string; drop():
   };
 }
 
-/** Payments and delivery attempts of one existing configuration, as the worker leaves them. */
-export async function seedLogs(url: string, callbackUrl: string, payments: number, attemptsEach: number): Promise<void> {
+/**
+ * Payments and delivery attempts of one existing configuration, as the worker leaves them. `waiting`: the
+ * last one is a mined deposit still waiting for finality (its logs count confirmations from the chain's
+ * tip, so the API never keeps them: every read goes to the database).
+ */
+export async function seedLogs(url: string, callbackUrl: string, payments: number, attemptsEach: number, waiting = false): Promise<void> {
   const c = new Client({ connectionString: url });
   await c.connect();
   try {
     const { rows } = await c.query<{ id: string }>('SELECT id FROM payment_configs WHERE callback_url = $1', [callbackUrl]);
     for (let i = 0; i < payments; i++) {
       const txid = '0x' + randomBytes(32).toString('hex');
+      const pending = waiting && i === payments - 1;
       const { rows: p } = await c.query<{ uuid: string }>(
         `INSERT INTO payments (config_id, ticker, network, deposit_key, txid_in, block_number, value_base, forwarded_base, fee_base,
            fee_percent, price, confirmations, result, txid_out, last_update)
-         VALUES ($1, 'eth', 'ethereum', $2, $3, 100, '1000000000000000000', '990000000000000000', '10000000000000000', '1.00', '3000.00', 12,
-           'done', $4, now()) RETURNING uuid`,
-        [rows[0].id, `deposit:ethereum:${txid}:-1`, txid, '0x' + randomBytes(32).toString('hex')],
+         VALUES ($1, 'eth', 'ethereum', $2, $3, 100, '1000000000000000000', '990000000000000000', '10000000000000000', '1.00', '3000.00', $4,
+           $5, $6, now()) RETURNING uuid`,
+        [rows[0].id, `deposit:ethereum:${txid}:-1`, txid, pending ? 1 : 12, pending ? 'pending' : 'done', pending ? null : '0x' + randomBytes(32).toString('hex')],
       );
       for (let a = 1; a <= attemptsEach; a++) {
         await c.query(
@@ -84,6 +89,9 @@ export async function seedLogs(url: string, callbackUrl: string, payments: numbe
           [p[0].uuid, a, callbackUrl, a < attemptsEach ? 'busy' : 'ok', a < attemptsEach ? 503 : 200, a < attemptsEach ? new Date() : null, a < attemptsEach ? 0 : 1],
         );
       }
+    }
+    if (waiting) {
+      await c.query(`INSERT INTO chain_cursors (network, height, block_hash) VALUES ('ethereum', 105, '0x00') ON CONFLICT (network) DO UPDATE SET height = 105`);
     }
   } finally {
     await c.end();

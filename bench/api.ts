@@ -37,6 +37,8 @@ interface Figures {
 
 const ADDRESS_OUT = merchantEthAddress();
 const LOGS_CALLBACK = 'https://shop.example/bench/logs?order=1';
+/** A configuration whose last deposit waits for finality: its logs are read from the database every time. */
+const LIVE_CALLBACK = 'https://shop.example/bench/logs?order=2';
 let createSerial = 0;
 
 /** A JSON create with a callback URL no request used before (a new configuration every time). */
@@ -59,6 +61,7 @@ const SCENARIOS: Scenario[] = [
   { name: 'catalog', connections: 64, request: (base) => ({ url: `${base}/api/cryptocurrencies` }) },
   { name: 'info', connections: 64, request: (base) => ({ url: `${base}/api/eth/info` }) },
   { name: 'logs', connections: 64, request: (base) => ({ url: `${base}/api/eth/logs?callback=${encodeURIComponent(LOGS_CALLBACK)}` }) },
+  { name: 'logs-live', connections: 64, request: (base) => ({ url: `${base}/api/eth/logs?callback=${encodeURIComponent(LIVE_CALLBACK)}` }) },
   { name: 'create', connections: 32, request: createRequest },
   { name: 'create', connections: 64, request: createRequest },
 ];
@@ -108,18 +111,23 @@ async function main(): Promise<void> {
         process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_PROFILE)}`] : [],
       ),
     );
-    // The logs scenario reads one configuration with five payments of two delivery attempts each.
-    const made = await fetch(`${apiBase}/api/eth/create`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ callback_url: LOGS_CALLBACK, address_out: ADDRESS_OUT, post: 1, json: 1 }),
-    });
-    if (made.status !== 200) throw new Error(`create for the logs scenario answered ${made.status}: ${await made.text()}`);
-    await seedLogs(db.url, LOGS_CALLBACK, 5, 2);
+    // Each logs scenario reads one configuration with five payments of two delivery attempts each; logs-live's
+    // last deposit waits for finality, so the API reads its logs from the database every time (logs: once).
+    for (const [callback, waiting] of [[LOGS_CALLBACK, false], [LIVE_CALLBACK, true]] as const) {
+      const made = await fetch(`${apiBase}/api/eth/create`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ callback_url: callback, address_out: ADDRESS_OUT, post: 1, json: 1 }),
+      });
+      if (made.status !== 200) throw new Error(`create for the logs scenarios answered ${made.status}: ${await made.text()}`);
+      await seedLogs(db.url, callback, 5, 2, waiting);
+    }
     const bodies = {
       catalog: await (await fetch(`${apiBase}/api/cryptocurrencies`)).text(),
       info: await (await fetch(`${apiBase}/api/eth/info`)).text(),
       logs: await (await fetch(`${apiBase}/api/eth/logs?callback=${encodeURIComponent(LOGS_CALLBACK)}`)).text(),
+      logsLive: await (await fetch(`${apiBase}/api/eth/logs?callback=${encodeURIComponent(LIVE_CALLBACK)}`)).text(),
+      liveCallback: LIVE_CALLBACK,
     };
     fs.writeFileSync(path.join(dir, 'bodies.json'), JSON.stringify(bodies));
     children.push(
@@ -129,7 +137,9 @@ async function main(): Promise<void> {
     );
 
     console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-    console.log(`body bytes: catalog ${bodies.catalog.length}, info ${bodies.info.length}, logs ${bodies.logs.length}; ${SECONDS} s per measurement, ${ROUNDS} round(s)`);
+    console.log(
+      `body bytes: catalog ${bodies.catalog.length}, info ${bodies.info.length}, logs ${bodies.logs.length}, logs-live ${bodies.logsLive.length}; ${SECONDS} s per measurement, ${ROUNDS} round(s)`,
+    );
     // Warm-up: JIT, pools and caches of both servers.
     for (const s of scenarios) for (const base of [bareBase, apiBase]) await load(s.request(base), s.connections, 2);
 
