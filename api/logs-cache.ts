@@ -7,7 +7,8 @@ export const LOGS_CHANNEL = 'gateway_logs';
 const RECENT = 1_024;
 
 interface Entry {
-  configId: string;
+  /** What a notice may name to make this body untrue: its configuration, and 'tip:<network>' if it counts from the tip. */
+  names: string[];
   body: string;
 }
 
@@ -34,12 +35,12 @@ const DEFAULT_LIMITS: LogsCacheLimits = { entries: 10_000, chars: 64 * 1024 * 10
  * - A read in flight when a notice for its configuration arrives is not kept (it may have read before).
  * - While the listening connection is down nothing is served or kept; all is forgotten when it is back,
  *   since notices sent meanwhile are lost.
- * - A body that counts confirmations from the chain's tip is never kept (the route decides: it moves
- *   every block).
+ * - A body that counts a waiting deposit's confirmations from the chain's tip is also forgotten when the
+ *   tip of its network moves (a notice names 'tip:' and the network).
  */
 export class LogsCache implements Hearer {
   private readonly entries = new Map<string, Entry>();
-  private readonly byConfig = new Map<string, Set<string>>();
+  private readonly byName = new Map<string, Set<string>>();
   private chars = 0;
   private heard = false;
   /** Notices heard so far (each loss and each ready counts as one naming everything). */
@@ -101,19 +102,24 @@ export class LogsCache implements Hearer {
     return this.heard ? this.seq : -1;
   }
 
-  /** Keeps `body` for `key` unless a notice for `configId` (or for everything) was heard since `since`. */
-  put(key: string, configId: string, body: string, since: number): void {
+  /**
+   * Keeps `body` for `key` unless a notice naming one of `names` (its configuration id, and 'tip:<network>'
+   * when it counts from the tip) or everything was heard since `since`.
+   */
+  put(key: string, names: string[], body: string, since: number): void {
     if (!this.heard || since < 0 || this.seq - since >= RECENT || body.length > this.limits.bodyChars) return;
     for (let s = since + 1; s <= this.seq; s++) {
       const named = this.recent[s % RECENT];
-      if (named === '*' || named === configId) return;
+      if (named === '*' || names.includes(named)) return;
     }
     this.drop(key);
-    this.entries.set(key, { configId, body });
+    this.entries.set(key, { names, body });
     this.chars += body.length;
-    let keys = this.byConfig.get(configId);
-    if (!keys) this.byConfig.set(configId, (keys = new Set()));
-    keys.add(key);
+    for (const name of names) {
+      let keys = this.byName.get(name);
+      if (!keys) this.byName.set(name, (keys = new Set()));
+      keys.add(key);
+    }
     for (const [oldest] of this.entries) {
       if (this.entries.size <= this.limits.entries && this.chars <= this.limits.chars) break;
       this.drop(oldest);
@@ -127,7 +133,7 @@ export class LogsCache implements Hearer {
   notice(payload: string): void {
     this.recent[++this.seq % RECENT] = payload;
     if (payload === '*') this.clear();
-    else for (const key of this.byConfig.get(payload) ?? []) this.drop(key);
+    else for (const key of this.byName.get(payload) ?? []) this.drop(key);
   }
 
   ready(): void {
@@ -145,14 +151,16 @@ export class LogsCache implements Hearer {
     if (!e) return;
     this.entries.delete(key);
     this.chars -= e.body.length;
-    const keys = this.byConfig.get(e.configId);
-    keys?.delete(key);
-    if (keys?.size === 0) this.byConfig.delete(e.configId);
+    for (const name of e.names) {
+      const keys = this.byName.get(name);
+      keys?.delete(key);
+      if (keys?.size === 0) this.byName.delete(name);
+    }
   }
 
   private clear(): void {
     this.entries.clear();
-    this.byConfig.clear();
+    this.byName.clear();
     this.chars = 0;
   }
 }

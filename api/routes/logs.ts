@@ -154,9 +154,9 @@ export function logsRoutes(deps: PublicDeps, r: Router = Router()): Router {
       callbacks: rows.map(({ payment, attempts, tip }) => paymentRecord(v, payment, attempts, tip)),
     };
     const text = JSON.stringify(body);
-    // A mined deposit still waiting counts its confirmations from the chain's tip, which moves every block.
-    const movesWithTip = v.network.family !== 'sol' && rows.some(({ payment: p }) => p.result === 'pending' && p.blockNumber !== null);
-    if (key !== undefined && !movesWithTip) cache!.put(key, config.id, text, since);
+    // A mined deposit still waiting counts its confirmations from the chain's tip: the body holds until the tip moves.
+    const fromTip = v.network.family !== 'sol' && rows.some(({ payment: p }) => p.result === 'pending' && p.blockNumber !== null);
+    if (key !== undefined) cache!.put(key, fromTip ? [config.id, `tip:${v.network.id}`] : [config.id], text, since);
     res.type('application/json').send(text);
   });
   return r;

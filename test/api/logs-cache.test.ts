@@ -114,18 +114,34 @@ it("another configuration's change leaves a kept body kept", async () => {
   expect(await callbacksOf(OTHER_CB)).toHaveLength(1);
 });
 
-it('a body counting confirmations from the chain tip is never kept; the tip moving shows at once', async () => {
+it("a body counting a waiting deposit's confirmations from the chain tip is kept until the tip moves, and the move shows at once", async () => {
   const cb = 'https://shop.example/cached-live';
   await callCreate(api, '/api/btc/create', 'POST JSON', { callback_url: cb, address_out: merchantAddress('bitcoin'), confirmations: 6 });
   const live = (await api.db.query.paymentConfigs.findMany()).find((r) => r.callbackUrl === cb)!.id;
   await api.db.insert(payments).values(payment(live, { blockNumber: 100n, confirmations: 1, result: 'pending' }));
   await api.db.execute(sql`INSERT INTO chain_cursors (network, height, block_hash) VALUES ('bitcoin', 101, 'ff') ON CONFLICT (network) DO UPDATE SET height = 101`);
-  const hits = cache.hits;
   expect((await callbacksOf(cb))[0].confirmations).toBe(2);
-  await api.db.execute(sql`UPDATE chain_cursors SET height = 103 WHERE network = 'bitcoin'`);
-  expect((await callbacksOf(cb))[0].confirmations).toBe(4);
-  expect(cache.hits).toBe(hits);
-  await api.db.execute(sql`DELETE FROM chain_cursors WHERE network = 'bitcoin'`);
+  await expectKept(cb);
+  // Another network's tip, and this one's hash alone, leave it kept.
+  await api.db.execute(sql`INSERT INTO chain_cursors (network, height, block_hash) VALUES ('litecoin', 7, 'aa') ON CONFLICT (network) DO UPDATE SET height = chain_cursors.height + 1`);
+  await api.db.execute(sql`UPDATE chain_cursors SET block_hash = 'fe' WHERE network = 'bitcoin'`);
+  let hits = cache.hits;
+  expect((await callbacksOf(cb))[0].confirmations).toBe(2);
+  expect(cache.hits).toBe(hits + 1);
+  for (const height of [103, 104, 102]) {
+    await api.db.execute(sql`UPDATE chain_cursors SET height = ${height} WHERE network = 'bitcoin'`);
+    hits = cache.hits;
+    expect((await callbacksOf(cb))[0].confirmations).toBe(height - 99);
+    expect(cache.hits).toBe(hits);
+  }
+  // A body with no waiting deposit does not move with the tip.
+  await expectKept(CB);
+  await api.db.execute(sql`UPDATE chain_cursors SET height = 110 WHERE network = 'bitcoin'`);
+  hits = cache.hits;
+  await logsOf(CB);
+  expect(cache.hits).toBe(hits + 1);
+  await api.db.execute(sql`DELETE FROM chain_cursors WHERE network IN ('bitcoin', 'litecoin')`);
+  expect((await callbacksOf(cb))[0].confirmations).toBe(1);
 });
 
 it('a TRUNCATE forgets every body', async () => {
@@ -169,16 +185,25 @@ describe('the cache alone', () => {
     return c;
   };
 
-  it('a read in flight when its configuration is named is not kept; one named for another configuration is', async () => {
+  it('a read in flight when its configuration or its tip is named is not kept; one named for another is', async () => {
     const c = make();
     let since = c.begin();
     c.notice('config-a');
-    c.put('k', 'config-a', 'old', since);
+    c.put('k', ['config-a'], 'old', since);
     expect(await c.lookup('k')).toBeUndefined();
     since = c.begin();
     c.notice('config-b');
-    c.put('k', 'config-a', 'new', since);
+    c.put('k', ['config-a', 'tip:bitcoin'], 'new', since);
     expect(await c.lookup('k')).toBe('new');
+    c.notice('tip:bitcoin');
+    expect(await c.lookup('k')).toBeUndefined();
+    since = c.begin();
+    c.notice('tip:bitcoin');
+    c.put('k', ['config-a', 'tip:bitcoin'], 'newer', since);
+    expect(await c.lookup('k')).toBeUndefined();
+    c.put('k', ['config-a'], 'newest', c.begin());
+    c.notice('tip:bitcoin');
+    expect(await c.lookup('k')).toBe('newest');
     c.notice('config-a');
     expect(await c.lookup('k')).toBeUndefined();
   });
@@ -188,11 +213,11 @@ describe('the cache alone', () => {
     let since = c.begin();
     c.lost();
     c.ready();
-    c.put('k', 'a', 'x', since);
+    c.put('k', ['a'], 'x', since);
     expect(await c.lookup('k')).toBeUndefined();
     since = c.begin();
     for (let i = 0; i < 2_000; i++) c.notice(`other-${i}`);
-    c.put('k', 'a', 'x', since);
+    c.put('k', ['a'], 'x', since);
     expect(await c.lookup('k')).toBeUndefined();
     c.lost();
     expect(c.begin()).toBe(-1);
@@ -200,13 +225,13 @@ describe('the cache alone', () => {
 
   it('keeps at most its limits, the oldest going first', async () => {
     const c = make({ entries: 2, chars: 10, bodyChars: 6 });
-    c.put('a', '1', 'aaaa', c.begin());
-    c.put('b', '2', 'bbbb', c.begin());
-    c.put('c', '3', 'cccc', c.begin());
+    c.put('a', ['1'], 'aaaa', c.begin());
+    c.put('b', ['2'], 'bbbb', c.begin());
+    c.put('c', ['3'], 'cccc', c.begin());
     expect([await c.lookup('a'), await c.lookup('b'), await c.lookup('c')]).toEqual([undefined, 'bbbb', 'cccc']);
-    c.put('d', '4', 'dddddd', c.begin());
+    c.put('d', ['4'], 'dddddd', c.begin());
     expect([await c.lookup('b'), await c.lookup('c'), await c.lookup('d')]).toEqual([undefined, 'cccc', 'dddddd']);
-    c.put('e', '5', 'eeeeeee', c.begin());
+    c.put('e', ['5'], 'eeeeeee', c.begin());
     expect(await c.lookup('e')).toBeUndefined();
     expect(c.size).toBe(2);
   });
@@ -215,7 +240,7 @@ describe('the cache alone', () => {
     const trips: Array<() => void> = [];
     const c = new LogsCache().attach(() => ({ ping: () => new Promise<void>((r) => trips.push(r)), close: () => Promise.resolve() }));
     c.ready();
-    c.put('k', 'a', 'x', c.begin());
+    c.put('k', ['a'], 'x', c.begin());
     const first = c.lookup('k');
     await Promise.resolve();
     expect(trips).toHaveLength(1);
