@@ -65,7 +65,7 @@ export async function benchDatabase(url: string): Promise<{ url: string; drop():
 /**
  * Payments and delivery attempts of one existing configuration, as the worker leaves them. `waiting`: the
  * last one is a mined deposit still waiting for finality (its logs count confirmations from the chain's
- * tip, so the API never keeps them: every read goes to the database).
+ * tip, at height 105 here).
  */
 export async function seedLogs(url: string, callbackUrl: string, payments: number, attemptsEach: number, waiting = false): Promise<void> {
   const c = new Client({ connectionString: url });

@@ -37,7 +37,7 @@ interface Figures {
 
 const ADDRESS_OUT = merchantEthAddress();
 const LOGS_CALLBACK = 'https://shop.example/bench/logs?order=1';
-/** A configuration whose last deposit waits for finality: its logs are read from the database every time. */
+/** A configuration whose last deposit waits for finality: its logs count from the chain tip (kept until the tip moves). */
 const LIVE_CALLBACK = 'https://shop.example/bench/logs?order=2';
 let createSerial = 0;
 
@@ -112,7 +112,7 @@ async function main(): Promise<void> {
       ),
     );
     // Each logs scenario reads one configuration with five payments of two delivery attempts each; logs-live's
-    // last deposit waits for finality, so the API reads its logs from the database every time (logs: once).
+    // last deposit waits for finality, so its body counts from the chain tip (which nothing moves here).
     for (const [callback, waiting] of [[LOGS_CALLBACK, false], [LIVE_CALLBACK, true]] as const) {
       const made = await fetch(`${apiBase}/api/eth/create`, {
         method: 'POST',
