@@ -1,4 +1,5 @@
 import type { Hearer, Listener } from '../src/db/client';
+import { logsCacheReads } from '../src/observability/metrics';
 
 /** The channel the database's triggers (drizzle/0009_logs_notify.sql) name a changed configuration on. */
 export const LOGS_CHANNEL = 'gateway_logs';
@@ -67,14 +68,10 @@ export class LogsCache implements Hearer {
 
   /** The kept body for `key`, once every notice of a commit made before this call has been heard. */
   async lookup(key: string): Promise<string | undefined> {
-    if (!this.heard || !this.entries.has(key)) {
-      this.misses++;
-      return undefined;
-    }
-    const synced = await this.sync();
-    const body = synced && this.heard ? this.entries.get(key)?.body : undefined;
+    const body = this.heard && this.entries.has(key) && (await this.sync()) && this.heard ? this.entries.get(key)?.body : undefined;
     if (body === undefined) this.misses++;
     else this.hits++;
+    logsCacheReads.inc({ result: body === undefined ? 'miss' : 'hit' });
     return body;
   }
 

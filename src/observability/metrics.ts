@@ -20,6 +20,13 @@ export const httpDuration = new Histogram({
   registers: [registry],
 });
 
+export const logsCacheReads = new Counter({
+  name: 'gateway_logs_cache_reads_total',
+  help: 'GET /logs reads the API could answer from its kept bodies, by result (hit, miss)',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
+
 export const depositsObserved = new Counter({
   name: 'gateway_deposits_observed_total',
   help: 'Deposits observed by the watchers, by ticker',

@@ -45,6 +45,15 @@ async function expectKept(callback: string): Promise<void> {
   expect(cache.hits).toBe(hits + 1);
 }
 
+/** Waits until the cache listens: a second read of the same logs is then a hit. */
+const listening = (what: string) =>
+  waitFor(async () => {
+    const hits = cache.hits;
+    await logsOf(CB);
+    await logsOf(CB);
+    return cache.hits > hits;
+  }, 10_000, what);
+
 let n = 0;
 const payment = (configId: string, over: Partial<typeof payments.$inferInsert> = {}): typeof payments.$inferInsert => {
   n++;
@@ -63,13 +72,7 @@ beforeAll(async () => {
   const rows = await api.db.query.paymentConfigs.findMany();
   config = rows.find((r) => r.callbackUrl === CB)!.id;
   other = rows.find((r) => r.callbackUrl === OTHER_CB)!.id;
-  // Listening has begun once a second read is a hit.
-  await waitFor(async () => {
-    const hits = cache.hits;
-    await logsOf(CB);
-    await logsOf(CB);
-    return cache.hits > hits;
-  }, 10_000, 'the cache listening');
+  await listening('the cache listening');
 });
 afterAll(async () => {
   await cache.close();
@@ -167,12 +170,7 @@ it('with the listening connection lost nothing is served from the cache, and cac
   // Until the loss is heard a read may still be a hit, but never a stale one: the round trip fails first.
   const [p] = await api.db.insert(payments).values(payment(config)).returning();
   expect((await callbacksOf(CB)).some((c) => c.uuid === p.uuid)).toBe(true);
-  await waitFor(async () => {
-    const hits = cache.hits;
-    await logsOf(CB);
-    await logsOf(CB);
-    return cache.hits > hits;
-  }, 10_000, 'the cache listening again');
+  await listening('the cache listening again');
   await api.db.update(payments).set({ result: 'failed' }).where(sql`${payments.uuid} = ${p.uuid}`);
   expect((await callbacksOf(CB)).find((c) => c.uuid === p.uuid)!.result).toBe('failed');
 });

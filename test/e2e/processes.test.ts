@@ -111,7 +111,12 @@ describe('separate API and worker processes', () => {
     expect(await sentFrom(config.address_in)).toBe(1); // one forward transaction, from one of two workers
     expect(await balanceOf(gw, 'eth', addressOut)).toBe(parseUnits(String(confirmed.fields!.value_forwarded_coin), 18));
 
+    // The API process keeps a logs body: read twice with nothing changed between, the second is a hit.
+    const logsUrl = `${base}/eth/logs?callback=${encodeURIComponent(callback)}`;
+    const first = await (await fetch(logsUrl)).text();
+    expect(await (await fetch(logsUrl)).text()).toBe(first);
     const a = await scrape(apiMetrics);
+    expect(a.get('gateway_logs_cache_reads_total{result="hit"}')).toBeGreaterThanOrEqual(1);
     expect(sum(a, 'gateway_http_requests_total')).toBeGreaterThanOrEqual(2);
     expect([...a.keys()].some((k) => k.startsWith('gateway_http_request_duration_seconds_bucket{'))).toBe(true);
     const w = await Promise.all(workerMetrics.map(scrape));
