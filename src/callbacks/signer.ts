@@ -78,11 +78,16 @@ export function loadSigner(config: SignerConfig): Signer {
     source = () => fs.promises.readFile(file, 'utf8');
   }
 
+  // The key parsed from the last text read: a rotated file is a new text, parsed then.
+  let parsed: { pem: string; key: crypto.KeyObject } | undefined;
   const privateKey = async (): Promise<crypto.KeyObject | undefined> => {
     const pem = await source();
     if (pem === undefined) return undefined;
+    if (parsed?.pem === pem) return parsed.key;
     try {
-      return crypto.createPrivateKey(pem);
+      const key = crypto.createPrivateKey(pem);
+      parsed = { pem, key };
+      return key;
     } catch (e) {
       throw new SigningError(`signing key is not a valid private key: ${describe(e)}`);
     }
