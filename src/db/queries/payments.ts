@@ -64,12 +64,21 @@ export async function loadConfig(db: Db, id: string): Promise<ConfigRow> {
   return row;
 }
 
-export async function loadPayment(db: Db, uuid: string): Promise<{ payment: PaymentRow; config: ConfigRow }> {
-  const rows = await db
+/** The payment-with-configuration read, built once per database handle (every activity of a deposit reads it, some twice). */
+function loadStatement(db: Db) {
+  return db
     .select({ payment: payments, config: paymentConfigs })
     .from(payments)
     .innerJoin(paymentConfigs, eq(payments.configId, paymentConfigs.id))
-    .where(eq(payments.uuid, uuid));
+    .where(eq(payments.uuid, sql.placeholder('uuid')))
+    .prepare('gateway_load_payment');
+}
+const loadStatements = new WeakMap<Db, ReturnType<typeof loadStatement>>();
+
+export async function loadPayment(db: Db, uuid: string): Promise<{ payment: PaymentRow; config: ConfigRow }> {
+  let statement = loadStatements.get(db);
+  if (!statement) loadStatements.set(db, (statement = loadStatement(db)));
+  const rows = await statement.execute({ uuid });
   if (rows.length === 0) throw new Error(`payment ${uuid} not found`);
   return rows[0];
 }
