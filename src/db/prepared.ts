@@ -10,6 +10,19 @@ interface Prepared {
 }
 
 /**
+ * `build(db)` made once per database handle and kept: a statement prepared under a fixed name is built
+ * once, and each connection of the handle parses it once.
+ */
+export function oncePerDb<T>(build: (db: Db) => T): (db: Db) => T {
+  const byDb = new WeakMap<Db, T>();
+  return (db) => {
+    let made = byDb.get(db);
+    if (made === undefined) byDb.set(db, (made = build(db)));
+    return made;
+  };
+}
+
+/**
  * A raw SQL statement (its values as `sql.placeholder(name)`) prepared once per database handle under a
  * fixed name: on PostgreSQL each connection parses it once and, after its first few runs, reuses a
  * generic plan, where `db.execute` parsed and planned the text at every call. Rows come back as
@@ -17,10 +30,6 @@ interface Prepared {
  */
 export function preparedStatement(name: string, query: SQL): (db: Db, values: Record<string, unknown>) => Promise<unknown> {
   const compiled = dialect.sqlToQuery(query);
-  const byDb = new WeakMap<Db, Prepared>();
-  return (db, values) => {
-    let p = byDb.get(db);
-    if (!p) byDb.set(db, (p = db._.session.prepareQuery(compiled, undefined, name, false) as Prepared));
-    return p.execute(values);
-  };
+  const prepared = oncePerDb((db) => db._.session.prepareQuery(compiled, undefined, name, false) as Prepared);
+  return (db, values) => prepared(db).execute(values);
 }

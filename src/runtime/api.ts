@@ -16,9 +16,8 @@ export interface ApiRuntime {
 
 /** The public API process part: Express on HOST:PORT, graceful close (in-flight requests finish). */
 export async function startApiRuntime(services: ApiServices, opts: { port?: number } = {}): Promise<ApiRuntime> {
-  const { cfg } = services;
+  const { cfg, database } = services;
   // With a PostgreSQL server, GET /logs bodies are kept while its notices say they hold (api/logs-cache.ts).
-  const { database } = services;
   const logsCache = database.listen ? new LogsCache().attach((hearer) => database.listen!(LOGS_CHANNEL, hearer)) : undefined;
   const app = createApp({
     before: [observeRequests(logger)],

@@ -1,5 +1,6 @@
 import { asc, eq, and, sql } from 'drizzle-orm';
 import type { Db } from '../client';
+import { oncePerDb } from '../prepared';
 import type { Tx } from './public-material';
 import { chainCursors, configTickers, deliveryAttempts, derivationCounters, paymentConfigs, payments } from '../schema';
 
@@ -139,7 +140,7 @@ function logsStatement(db: Db) {
     .orderBy(asc(payments.createdAt), asc(payments.uuid), asc(deliveryAttempts.createdAt), asc(deliveryAttempts.id))
     .prepare('gateway_logs_of_callback');
 }
-const logsStatements = new WeakMap<Db, ReturnType<typeof logsStatement>>();
+const logsStatementOf = oncePerDb(logsStatement);
 
 /**
  * The configuration of a callback URL with its payments of `ticker` (oldest first), each with its delivery
@@ -150,9 +151,7 @@ export async function configWithPayments(
   callbackUrl: string,
   ticker: string,
 ): Promise<{ config: LogsConfigRow; payments: Array<{ payment: PaymentRowForLogs; attempts: DeliveryAttemptRow[]; tip: bigint | null }> } | undefined> {
-  let statement = logsStatements.get(db);
-  if (!statement) logsStatements.set(db, (statement = logsStatement(db)));
-  const rows = await statement.execute({ callback: callbackUrl, ticker });
+  const rows = await logsStatementOf(db).execute({ callback: callbackUrl, ticker });
   if (rows.length === 0) return undefined;
   const out: Array<{ payment: PaymentRowForLogs; attempts: DeliveryAttemptRow[]; tip: bigint | null }> = [];
   for (const { payment, attempt, tip } of rows) {

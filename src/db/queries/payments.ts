@@ -1,5 +1,6 @@
 import { and, eq, gte, inArray, isNotNull, isNull, max, ne, sql } from 'drizzle-orm';
 import type { Db } from '../client';
+import { oncePerDb } from '../prepared';
 import { callbackHostSql, forwardTxs, paymentConfigs, payments } from '../schema';
 import type { PaymentResult } from '../../domain/lifecycle';
 
@@ -73,12 +74,10 @@ function loadStatement(db: Db) {
     .where(eq(payments.uuid, sql.placeholder('uuid')))
     .prepare('gateway_load_payment');
 }
-const loadStatements = new WeakMap<Db, ReturnType<typeof loadStatement>>();
+const loadStatementOf = oncePerDb(loadStatement);
 
 export async function loadPayment(db: Db, uuid: string): Promise<{ payment: PaymentRow; config: ConfigRow }> {
-  let statement = loadStatements.get(db);
-  if (!statement) loadStatements.set(db, (statement = loadStatement(db)));
-  const rows = await statement.execute({ uuid });
+  const rows = await loadStatementOf(db).execute({ uuid });
   if (rows.length === 0) throw new Error(`payment ${uuid} not found`);
   return rows[0];
 }
