@@ -1,6 +1,6 @@
 /**
  * Deposit pipeline under a burst (issues 11 and 12): the production topology (one API process, two worker
- * processes, PostgreSQL, the Temporal dev server) on the local chains, DEPOSIT_POLL_INTERVAL and
+ * processes, PostgreSQL, the Temporal server on it) on the local chains, DEPOSIT_POLL_INTERVAL and
  * WATCH_INTERVAL_MS at their production defaults, so that the watcher's pushed hints are what moves each
  * deposit. One configuration per `--per-address` deposits is created through the public API with a
  * callback URL on a local receiver; then every deposit is paid at once and the run waits for every
@@ -16,6 +16,9 @@
  * (surfnet slot time, default 400: the local surfnet stops answering after about 1,000 slots, so a long
  * run wants longer slots), --ltc-block-ms (the bench mines litecoin regtest, default 1000),
  * --watch-ms (sets WATCH_INTERVAL_MS; default: unset, the production 500 ms), --timeout-s (wait for callbacks),
+ * --temporal server|dev (default server: the production Temporal server on the same PostgreSQL, as
+ * docker-compose.yml runs it, built by scripts/setup-temporal-server.js; dev: the embedded dev server on
+ * SQLite with one history shard, as `npm start` runs it),
  * --json FILE. DATABASE_URL, when set, names the PostgreSQL server to make a throw-away database on.
  * BENCH_PROFILE=<dir>: the API and the workers write CPU profiles (node --cpu-prof) into <dir>/<process name>.
  */
@@ -41,6 +44,7 @@ const { values: flags } = parseArgs({
     'sol-slot-ms': { type: 'string', default: '400' },
     'ltc-block-ms': { type: 'string', default: '1000' },
     'watch-ms': { type: 'string' },
+    temporal: { type: 'string', default: 'server' },
     'timeout-s': { type: 'string' },
     json: { type: 'string' },
   },
@@ -141,9 +145,10 @@ async function payBurst(bed: Bed, chains: DrillChains, configs: Config[], limit 
 async function main(): Promise<void> {
   const env: Record<string, string> = {};
   if (flags['watch-ms']) env.WATCH_INTERVAL_MS = flags['watch-ms'];
-  log(`burst of ${TOTAL} deposits ${JSON.stringify(COUNTS)}, ${PER_ADDRESS} per address; load average ${load()} on ${os.cpus().length} cores`);
+  log(`burst of ${TOTAL} deposits ${JSON.stringify(COUNTS)}, ${PER_ADDRESS} per address, Temporal: ${flags.temporal}; load average ${load()} on ${os.cpus().length} cores`);
   log(`DEPOSIT_POLL_INTERVAL ${process.env.DEPOSIT_POLL_INTERVAL ?? 'unset (production default, 5 minutes)'}; WATCH_INTERVAL_MS ${env.WATCH_INTERVAL_MS ?? 'unset (production default, 500)'}; anvil 1 s blocks, surfnet ${flags['sol-slot-ms']} ms slots, litecoin mined every ${flags['ltc-block-ms']} ms by the bench`);
-  const bed = await startBed({ solSlotTimeMs: Number(flags['sol-slot-ms']), env, log });
+  if (flags.temporal !== 'server' && flags.temporal !== 'dev') throw new Error(`--temporal is server or dev, not ${flags.temporal}`);
+  const bed = await startBed({ solSlotTimeMs: Number(flags['sol-slot-ms']), temporal: flags.temporal, env, log });
   let mining = true;
   let miner: Promise<void> = Promise.resolve();
   let chains: DrillChains | undefined;

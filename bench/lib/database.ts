@@ -7,8 +7,12 @@ import { startPgServer } from '../../test/helpers/pg-server';
  * machine's PostgreSQL (test/helpers/pg-server.ts), stopped by PID at the end.
  */
 export interface BenchServer {
+  /** The server's URL (its default database), for a tool that makes databases of its own. */
+  url: string;
   /** A new, empty database on the server; dropped by stop(). */
   database(): Promise<string>;
+  /** A database name of this run, for another tool to make (the Temporal server's); dropped by stop(). */
+  reserve(prefix: string): string;
   stop(): Promise<void>;
 }
 
@@ -27,6 +31,12 @@ export async function benchServer(): Promise<BenchServer> {
     }
   };
   return {
+    url: serverUrl,
+    reserve(prefix) {
+      const name = `${prefix}_${randomBytes(5).toString('hex')}`;
+      made.push(name);
+      return name;
+    },
     async database() {
       const name = `gw_bench_${randomBytes(5).toString('hex')}`;
       await admin((c) => c.query(`CREATE DATABASE ${name}`));

@@ -9,6 +9,7 @@ import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../src/domain/search-attributes';
 import { resolveTemporalCli } from '../../src/temporal/binaries';
 import { freePort, startDevServer } from '../../src/temporal/devserver';
 import { benchServer } from '../lib/database';
+import { startTemporalServer } from '../../test/helpers/temporal-server';
 import { createSupervisor, type Supervisor } from '../../test/e2e/drill-procs';
 import { startObserver, type Observer } from './observer';
 import { startReceiver, type Receiver } from './receiver';
@@ -16,8 +17,11 @@ import { startReceiver, type Receiver } from './receiver';
 /**
  * The production topology on local parts, as the drill starts it (test/e2e/drill.ts) but with faithful
  * nodes and no chaos: PostgreSQL (a throw-away database on DATABASE_URL's server, else a throw-away
- * cluster), the Temporal dev server, anvil, surfnet and litecoind, one API process and two worker
- * processes (src/entry/*.ts) on the production defaults except where `env` says otherwise.
+ * cluster), Temporal, anvil, surfnet and litecoind, one API process and two worker processes
+ * (src/entry/*.ts) on the production defaults except where `env` says otherwise.
+ * Temporal is, with `temporal: 'server'`, the production server on the same PostgreSQL (two throw-away
+ * databases; test/helpers/temporal-server.ts, as docker-compose.yml runs it), or, with 'dev', the
+ * embedded dev server on SQLite (one history shard), as `npm start` runs it.
  */
 export interface Bed {
   dir: string;
@@ -31,7 +35,12 @@ export interface Bed {
   stop(): Promise<void>;
 }
 
-export async function startBed(o: { solSlotTimeMs: number; env: Record<string, string>; log: (s: string) => void }): Promise<Bed> {
+export async function startBed(o: {
+  solSlotTimeMs: number;
+  temporal: 'server' | 'dev';
+  env: Record<string, string>;
+  log: (s: string) => void;
+}): Promise<Bed> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-bench-'));
   const stops: Array<() => Promise<void>> = [];
   const stop = async () => {
@@ -43,11 +52,22 @@ export async function startBed(o: { solSlotTimeMs: number; env: Record<string, s
     const server = await benchServer();
     stops.push(() => server.stop());
     const db = { url: await server.database() };
-    const temporal = await startDevServer({
-      cliPath: resolveTemporalCli()!, host: '127.0.0.1', dataDir: path.join(dir, 'temporal'), namespace: 'default', port: 0, uiPort: 0,
-      searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES,
+    const logDir = path.join(os.tmpdir(), `gw-bench-logs-${path.basename(dir)}`);
+    const temporal =
+      o.temporal === 'server'
+        ? await startTemporalServer({
+            pgUrl: server.url, dir: logDir, log: o.log,
+            databases: { history: server.reserve('gw_bench_temporal'), visibility: server.reserve('gw_bench_temporal_visibility') },
+          })
+        : await startDevServer({
+            cliPath: resolveTemporalCli()!, host: '127.0.0.1', dataDir: path.join(dir, 'temporal'), namespace: 'default', port: 0, uiPort: 0,
+            searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES,
+          });
+    stops.push(async () => {
+      await temporal.stop();
+      // The dev server's log goes with the process logs (TEMPORAL_SERVER_LOG_LEVEL raises its level).
+      if (o.temporal === 'dev') fs.copyFileSync(path.join(dir, 'temporal', 'temporal.log'), path.join(logDir, 'temporal.log'));
     });
-    stops.push(() => temporal.stop());
     // Test keys, generated now, in the throw-away data directory shared with the gateway's processes.
     const seed = HdSeed.loadOrCreate({ dataDir: dir });
     const devnets = await startDevnets(path.join(dir, 'devnet'), { seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: o.solSlotTimeMs });
@@ -59,7 +79,6 @@ export async function startBed(o: { solSlotTimeMs: number; env: Record<string, s
     stops.push(() => receiver.close());
 
     const apiPort = await freePort('127.0.0.1');
-    const logDir = path.join(os.tmpdir(), `gw-bench-logs-${path.basename(dir)}`);
     const supervisor = createSupervisor(logDir, {
       ...devnets.env,
       DATA_DIR: dir,

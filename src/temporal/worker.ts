@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
 
 /** workflows/index as source under tsx/ts-jest, or as compiled JS under dist/. */
 export function workflowsEntry(): string {
@@ -33,13 +33,31 @@ export async function createWorker(opts: {
   return { worker, connection };
 }
 
+const LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+
+function levelOf(variable: string, fallback: LogLevel): LogLevel {
+  const v = process.env[variable];
+  if (v === undefined || v === '') return fallback;
+  const level = v.toUpperCase();
+  if (!(LEVELS as readonly string[]).includes(level)) throw new Error(`${variable} must be one of ${LEVELS.join(', ')} (got ${JSON.stringify(v)})`);
+  return level as LogLevel;
+}
+
 /**
  * Process-wide Temporal SDK logging at WARN (or TEMPORAL_LOG_LEVEL), instead of the SDK's INFO chatter
- * (webpack output, worker state). Call once, before the first connection, from a process entry point.
+ * (webpack output, worker state). The SDK's core (polls, workflow tasks, local activities) logs to the
+ * process output at WARN, or at TEMPORAL_CORE_LOG_LEVEL: at DEBUG it names each workflow task the worker
+ * received, which tells a task the server recorded as started but never delivered from a slow worker.
+ * Call once, before the first connection, from a process entry point.
  */
-export function installQuietRuntime(level = process.env.TEMPORAL_LOG_LEVEL ?? 'WARN'): void {
+export function installQuietRuntime(): void {
+  const level = levelOf('TEMPORAL_LOG_LEVEL', 'WARN');
+  const core = levelOf('TEMPORAL_CORE_LOG_LEVEL', 'WARN');
   try {
-    Runtime.install({ logger: new DefaultLogger(level as LogLevel) });
+    Runtime.install({
+      logger: new DefaultLogger(level),
+      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core, other: 'ERROR' }) } },
+    });
   } catch {
     // The runtime already exists (e.g. a test environment made it); keep its logger.
   }

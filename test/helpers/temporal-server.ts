@@ -66,15 +66,15 @@ export async function temporalServerBinaries(): Promise<{ server: string; sqlToo
  * The server's environment: config.yaml's variables for a PostgreSQL at `pgUrl`, with the settings of
  * docker-compose.yml's temporal service (test/ops/compose.test.ts compares them) and loopback placement.
  */
-export function temporalServerEnv(o: { pgUrl: string; ports?: Record<string, string> }): Record<string, string> {
+export function temporalServerEnv(o: { pgUrl: string; ports?: Record<string, string>; databases?: TemporalDatabases }): Record<string, string> {
   const pg = new URL(o.pgUrl);
   return {
     POSTGRES_SEEDS: pg.hostname,
     DB_PORT: pg.port || '5432',
     POSTGRES_USER: decodeURIComponent(pg.username),
     POSTGRES_PWD: decodeURIComponent(pg.password),
-    DBNAME: 'temporal',
-    VISIBILITY_DBNAME: 'temporal_visibility',
+    DBNAME: o.databases?.history ?? 'temporal',
+    VISIBILITY_DBNAME: o.databases?.visibility ?? 'temporal_visibility',
     NUM_HISTORY_SHARDS: '512',
     BIND_ON_IP: '127.0.0.1',
     TEMPORAL_BROADCAST_ADDRESS: '127.0.0.1',
@@ -83,6 +83,12 @@ export function temporalServerEnv(o: { pgUrl: string; ports?: Record<string, str
     LOG_LEVEL: 'warn',
     ...o.ports,
   };
+}
+
+/** The server's two databases (default: temporal and temporal_visibility, as docker-compose.yml names them). */
+export interface TemporalDatabases {
+  history: string;
+  visibility: string;
 }
 
 /**
@@ -123,7 +129,14 @@ async function waitForFrontend(address: string, child: ChildProcess, logFile: st
  * Makes the schema in the PostgreSQL server of `pgUrl`, starts the server and registers the namespace and
  * the search attributes. `dir` receives the server's log.
  */
-export async function startTemporalServer(o: { pgUrl: string; dir: string; namespace?: string; log?: (l: string) => void }): Promise<TemporalServer> {
+export async function startTemporalServer(o: {
+  pgUrl: string;
+  dir: string;
+  namespace?: string;
+  /** Other database names, for a server that shares a PostgreSQL with others (a benchmark on DATABASE_URL's server). */
+  databases?: TemporalDatabases;
+  log?: (l: string) => void;
+}): Promise<TemporalServer> {
   const { server, sqlTool } = await temporalServerBinaries();
   const cli = resolveTemporalCli();
   if (!cli) throw new Error('the Temporal CLI is missing: node scripts/setup-temporal.js installs it');
@@ -137,6 +150,7 @@ export async function startTemporalServer(o: { pgUrl: string; dir: string; names
     env: {
       ...process.env, TEMPORAL_SQL_TOOL: sqlTool, SQL_HOST: pg.hostname, SQL_PORT: pg.port || '5432',
       SQL_USER: decodeURIComponent(pg.username), SQL_PASSWORD: decodeURIComponent(pg.password),
+      ...(o.databases ? { DBNAME: o.databases.history, VISIBILITY_DBNAME: o.databases.visibility } : {}),
     },
     timeout: 120_000,
   });
@@ -144,7 +158,7 @@ export async function startTemporalServer(o: { pgUrl: string; dir: string; names
 
   const ports: Record<string, string> = {};
   for (const v of PORT_VARIABLES) ports[v] = String(await freeLowPort(Object.values(ports)));
-  const env = temporalServerEnv({ pgUrl: o.pgUrl, ports });
+  const env = temporalServerEnv({ pgUrl: o.pgUrl, ports, databases: o.databases });
   const address = `127.0.0.1:${ports.FRONTEND_GRPC_PORT}`;
   fs.mkdirSync(o.dir, { recursive: true });
   const logFile = path.join(o.dir, 'temporal-server.log');
