@@ -9,6 +9,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { sql } from 'drizzle-orm';
 import { Client, Pool, type PoolClient } from 'pg';
 import { logger } from '../observability/logger';
+import { advisoryLocks } from './locks';
 import * as schema from './schema';
 
 /** Both drivers give the same drizzle query surface; code above this file never knows which one runs. */
@@ -19,7 +20,7 @@ export interface Database {
   kind: 'postgres' | 'pglite';
   /**
    * Runs fn while holding a named lock across every process on this database (a PostgreSQL session
-   * advisory lock on its own connection); with PGlite, which one process owns, an in-process queue.
+   * advisory lock, src/db/locks.ts); with PGlite, which one process owns, an in-process queue.
    */
   withLock<T>(name: string, fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -176,36 +177,18 @@ export async function openPostgres(url: string, opts: { migrate?: boolean; max?:
       client.release();
     }
   }
-  // Lock sessions come from a pool of their own: a holder's work queries the main pool, so any number of
-  // holders (one per address_in forwarding at once) can never starve the queries they are waiting for.
+  // Locks nobody else holds are taken on one session of their own (src/db/locks.ts); a lock another
+  // process holds is waited for on a session of a pool of its own: a holder's work queries the main pool,
+  // so any number of holders can never starve the queries they are waiting for.
   const lockPool = new Pool({ connectionString: url, max: opts.lockMax ?? 20, connectionTimeoutMillis: 30_000 });
   survivesServerLoss(lockPool);
-  const local = inProcessLocks();
-  const withLock = <T>(name: string, fn: () => Promise<T>) =>
-    local(name, async () => {
-      const client = await lockPool.connect();
-      let failed: unknown;
-      try {
-        await client.query('SELECT pg_advisory_lock(hashtext($1))', [name]);
-        try {
-          return await fn();
-        } finally {
-          // A lost connection already dropped the lock with the session; the client is then destroyed.
-          await client.query('SELECT pg_advisory_unlock(hashtext($1))', [name]).catch((e: unknown) => (failed = e));
-        }
-      } catch (e) {
-        failed ??= e;
-        throw e;
-      } finally {
-        release(client, failed);
-      }
-    });
+  const locks = advisoryLocks({ url, waitPool: lockPool, local: inProcessLocks(), release });
   return {
     db,
     kind: 'postgres',
-    withLock,
+    withLock: locks.withLock,
     listen: (channel, hearer) => listenOn(url, channel, hearer),
-    close: async () => void (await Promise.all([pool.end(), lockPool.end()])),
+    close: async () => void (await Promise.all([pool.end(), lockPool.end(), locks.close()])),
   };
 }
 
