@@ -30,7 +30,6 @@ const UNIT = [
   '<rootDir>/test/chains/secp256k1.test.ts',
   '<rootDir>/test/foundation/config.test.ts',
   '<rootDir>/test/foundation/redact.test.ts',
-  '<rootDir>/test/foundation/temporal-log-levels.test.ts',
 ];
 
 const live = {

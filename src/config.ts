@@ -21,6 +21,15 @@ const millis = (name: string, min: number, max: number) =>
     .transform(Number)
     .refine((n) => n >= min && n <= max, { error: `${name} must be between ${min} and ${max}` });
 
+/** The Temporal SDK's log levels (its LogLevel), in any case. */
+const SDK_LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+export type SdkLogLevel = (typeof SDK_LOG_LEVELS)[number];
+const sdkLogLevel = (name: string) =>
+  z
+    .string()
+    .transform((v) => v.toUpperCase())
+    .pipe(z.enum(SDK_LOG_LEVELS, { error: `${name} must be one of ${SDK_LOG_LEVELS.join(', ')}` }));
+
 /** Five minutes: fees move within minutes; a schedule run costs one fee estimate per served asset. */
 export const DEFAULT_MINIMUM_REFRESH_MS = 300_000;
 
@@ -53,6 +62,10 @@ const schema = z.object({
   METRICS_PORT: port('METRICS_PORT').optional(),
   EMBEDDED_API: z.enum(['thread', 'process'], { error: 'EMBEDDED_API must be thread or process' }).default('thread'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
+  // The Temporal SDK's own lines, and its core's (at DEBUG the core names each workflow task it received).
+  TEMPORAL_LOG_LEVEL: sdkLogLevel('TEMPORAL_LOG_LEVEL').default('WARN'),
+  TEMPORAL_CORE_LOG_LEVEL: sdkLogLevel('TEMPORAL_CORE_LOG_LEVEL').default('WARN'),
+  TEMPORAL_SERVER_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error'], { error: 'TEMPORAL_SERVER_LOG_LEVEL must be one of debug, info, warn, error' }).default('warn'),
   FEE_DOMAIN_OVERRIDES: z
     .string()
     .regex(/^[a-z0-9.-]+=\d+(\.\d{1,2})?(,[a-z0-9.-]+=\d+(\.\d{1,2})?)*$/i, {
@@ -108,6 +121,10 @@ export type Config = {
   /** npm start only: the API in a thread of its own (default), or on the main thread beside the worker. */
   embeddedApi: 'thread' | 'process';
   logLevel: string;
+  /** Temporal SDK and SDK core log levels (installQuietRuntime), and the embedded dev server's. */
+  temporalLogLevel: SdkLogLevel;
+  temporalCoreLogLevel: SdkLogLevel;
+  temporalServerLogLevel: 'debug' | 'info' | 'warn' | 'error';
   /** Production USDT quotes: GET this URL with {symbol} replaced. */
   priceSourceUrl: string | undefined;
   /** PRICE_SOURCE=none: the operator runs without quotes on purpose (prices omitted, priced costs wait). */
@@ -181,6 +198,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: c.METRICS_PORT,
     embeddedApi: c.EMBEDDED_API,
     logLevel: c.LOG_LEVEL,
+    temporalLogLevel: c.TEMPORAL_LOG_LEVEL,
+    temporalCoreLogLevel: c.TEMPORAL_CORE_LOG_LEVEL,
+    temporalServerLogLevel: c.TEMPORAL_SERVER_LOG_LEVEL,
     priceSourceUrl: c.PRICE_SOURCE_URL,
     priceSourceNone: c.PRICE_SOURCE === 'none',
     feeDomainOverrides: Object.fromEntries(

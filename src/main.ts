@@ -37,7 +37,7 @@ async function shutdown(reason: string, code: number): Promise<void> {
 }
 
 async function main(cfg: Config): Promise<void> {
-  installQuietRuntime();
+  installQuietRuntime(cfg);
   process.on('SIGINT', () => void shutdown('received SIGINT', 0));
   process.on('SIGTERM', () => void shutdown('received SIGTERM', 0));
 
@@ -67,6 +67,7 @@ async function main(cfg: Config): Promise<void> {
       namespace: cfg.temporalNamespace,
       uiPort: cfg.temporalUiPort,
       searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES,
+      logLevel: cfg.temporalServerLogLevel,
     });
     stops.push(() => devServer.stop());
     address = devServer.address;

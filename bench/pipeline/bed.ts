@@ -8,6 +8,7 @@ import { ensureDefaultKey } from '../../src/callbacks/signer';
 import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../src/domain/search-attributes';
 import { resolveTemporalCli } from '../../src/temporal/binaries';
 import { freePort, startDevServer } from '../../src/temporal/devserver';
+import { loadConfig } from '../../src/config';
 import { benchServer } from '../lib/database';
 import { startTemporalServer } from '../../test/helpers/temporal-server';
 import { createSupervisor, type Supervisor } from '../../test/e2e/drill-procs';
@@ -61,7 +62,7 @@ export async function startBed(o: {
           })
         : await startDevServer({
             cliPath: resolveTemporalCli()!, host: '127.0.0.1', dataDir: path.join(dir, 'temporal'), namespace: 'default', port: 0, uiPort: 0,
-            searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES,
+            searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES, logLevel: loadConfig().temporalServerLogLevel,
           });
     stops.push(async () => {
       await temporal.stop();

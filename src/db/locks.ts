@@ -71,12 +71,12 @@ interface Held {
 /** The one session that takes uncontended locks; connected on first use and again after a loss. */
 function sharedSession(url: string): { tryLock(name: string): Promise<Held | undefined>; close(): Promise<void> } {
   let closed = false;
-  let current: { client: Client; ready: Promise<void>; lost: boolean; held: Map<number, string> } | undefined;
+  let current: { client: Client; ready: Promise<void>; lost: boolean; held: Set<number> } | undefined;
 
   const session = () => {
     if (current && !current.lost) return current;
     const client = new Client({ connectionString: url, connectionTimeoutMillis: 5_000, application_name: 'gateway locks' });
-    const s = { client, ready: Promise.resolve(), lost: false, held: new Map<number, string>() };
+    const s = { client, ready: Promise.resolve(), lost: false, held: new Set<number>() };
     const lose = (e?: Error) => {
       if (s.lost) return;
       s.lost = true;
@@ -113,7 +113,7 @@ function sharedSession(url: string): { tryLock(name: string): Promise<Held | und
         await s.client.query('SELECT pg_advisory_unlock($1::int)', [hash]).catch(() => undefined);
         return undefined;
       }
-      s.held.set(hash, name);
+      s.held.add(hash);
       return {
         async release() {
           if (s.lost) return;

@@ -6,8 +6,8 @@ import { startWorkerRuntime } from '../runtime/worker';
 import { installQuietRuntime } from '../temporal/worker';
 import { runProcess } from './common';
 
-installQuietRuntime();
 runProcess('worker', (cfg, database) => buildServices(cfg, database), async (services, stops) => {
+  installQuietRuntime(services.cfg);
   const worker = await startWorkerRuntime(services, {
     address: services.cfg.temporalAddress!,
     depositPollInterval: process.env.DEPOSIT_POLL_INTERVAL || undefined,

@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import type { Config } from '../config';
 import { Connection } from '@temporalio/client';
 import { spawnNode } from '../chains/devnet/process';
 
@@ -90,14 +91,11 @@ export async function startDevServer(opts: {
   uiPort?: number;
   searchAttributes?: Record<string, 'Keyword' | 'Text' | 'Int' | 'Datetime' | 'Bool' | 'Double' | 'KeywordList'>;
   timeoutMs?: number;
+  /** Its log's level (temporal.log in dataDir); default warn (TEMPORAL_SERVER_LOG_LEVEL under npm start). */
+  logLevel?: Config['temporalServerLogLevel'];
 }): Promise<DevServer> {
   fs.mkdirSync(opts.dataDir, { recursive: true });
   const logFile = path.join(opts.dataDir, 'temporal.log');
-  // Its log (temporal.log in dataDir) at warn, or TEMPORAL_SERVER_LOG_LEVEL.
-  const logLevel = (process.env.TEMPORAL_SERVER_LOG_LEVEL || 'warn').toLowerCase();
-  if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
-    throw new Error(`TEMPORAL_SERVER_LOG_LEVEL must be one of debug, info, warn, error (got ${JSON.stringify(process.env.TEMPORAL_SERVER_LOG_LEVEL)})`);
-  }
   // A dev server that exits at once most often lost a port to another process between our check and its
   // bind (it also binds ports of its own choosing): it is started again on ports chosen afresh.
   for (let attempt = 1; ; attempt++) {
@@ -110,7 +108,7 @@ export async function startDevServer(opts: {
       '--ui-port', String(uiPort),
       '--db-filename', path.join(opts.dataDir, 'temporal.sqlite'),
       '--namespace', opts.namespace,
-      '--log-level', logLevel,
+      '--log-level', opts.logLevel ?? 'warn',
       ...NO_VERSION_CHECK_ARGS,
     ];
     for (const [name, type] of Object.entries(opts.searchAttributes ?? {})) args.push('--search-attribute', `${name}=${type}`);

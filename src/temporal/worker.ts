@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { Config } from '../config';
 
 /** workflows/index as source under tsx/ts-jest, or as compiled JS under dist/. */
 export function workflowsEntry(): string {
@@ -37,16 +38,6 @@ export async function createWorker(opts: {
   return { worker, connection };
 }
 
-const LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
-
-function levelOf(variable: string, fallback: LogLevel): LogLevel {
-  const v = process.env[variable];
-  if (v === undefined || v === '') return fallback;
-  const level = v.toUpperCase();
-  if (!(LEVELS as readonly string[]).includes(level)) throw new Error(`${variable} must be one of ${LEVELS.join(', ')} (got ${JSON.stringify(v)})`);
-  return level as LogLevel;
-}
-
 /**
  * Process-wide Temporal SDK logging at WARN (or TEMPORAL_LOG_LEVEL), instead of the SDK's INFO chatter
  * (webpack output, worker state). The SDK's core (polls, workflow tasks, local activities) logs to the
@@ -54,12 +45,11 @@ function levelOf(variable: string, fallback: LogLevel): LogLevel {
  * received, which tells a task the server recorded as started but never delivered from a slow worker.
  * Call once, before the first connection, from a process entry point.
  */
-export function installQuietRuntime(): void {
-  const level = levelOf('TEMPORAL_LOG_LEVEL', 'WARN');
-  const core = levelOf('TEMPORAL_CORE_LOG_LEVEL', 'WARN');
+export function installQuietRuntime(cfg: Pick<Config, 'temporalLogLevel' | 'temporalCoreLogLevel'>): void {
+  const core = cfg.temporalCoreLogLevel;
   try {
     Runtime.install({
-      logger: new DefaultLogger(level),
+      logger: new DefaultLogger(cfg.temporalLogLevel),
       telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core, other: 'ERROR' }) } },
     });
   } catch {

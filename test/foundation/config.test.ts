@@ -31,6 +31,9 @@ describe('config', () => {
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ TEMPORAL_ADDRESS: 'no-port' }, 'TEMPORAL_ADDRESS'],
     [{ CALLBACK_ALLOW_PRIVATE: 'yes' }, 'CALLBACK_ALLOW_PRIVATE'],
+    [{ TEMPORAL_LOG_LEVEL: 'verbose' }, 'TEMPORAL_LOG_LEVEL'],
+    [{ TEMPORAL_CORE_LOG_LEVEL: 'loud' }, 'TEMPORAL_CORE_LOG_LEVEL'],
+    [{ TEMPORAL_SERVER_LOG_LEVEL: 'chatty' }, 'TEMPORAL_SERVER_LOG_LEVEL'],
   ])('rejects %j with one line naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(new RegExp(`^invalid configuration: ${variable}`));
     try {
@@ -38,5 +41,17 @@ describe('config', () => {
     } catch (e) {
       expect((e as Error).message).not.toContain('\n');
     }
+  });
+
+  it('reads the Temporal log levels: the SDK and its core in any case, WARN by default; the dev server warn', () => {
+    expect(loadConfig({})).toMatchObject({ temporalLogLevel: 'WARN', temporalCoreLogLevel: 'WARN', temporalServerLogLevel: 'warn' });
+    expect(loadConfig({ TEMPORAL_LOG_LEVEL: 'info', TEMPORAL_CORE_LOG_LEVEL: 'Debug', TEMPORAL_SERVER_LOG_LEVEL: 'info' })).toMatchObject({
+      temporalLogLevel: 'INFO',
+      temporalCoreLogLevel: 'DEBUG',
+      temporalServerLogLevel: 'info',
+    });
+    expect(() => loadConfig({ TEMPORAL_CORE_LOG_LEVEL: 'loud' })).toThrow('invalid configuration: TEMPORAL_CORE_LOG_LEVEL must be one of TRACE, DEBUG, INFO, WARN, ERROR');
+    expect(() => loadConfig({ TEMPORAL_LOG_LEVEL: 'verbose' })).toThrow('invalid configuration: TEMPORAL_LOG_LEVEL must be one of TRACE, DEBUG, INFO, WARN, ERROR');
+    expect(() => loadConfig({ TEMPORAL_SERVER_LOG_LEVEL: 'chatty' })).toThrow('invalid configuration: TEMPORAL_SERVER_LOG_LEVEL must be one of debug, info, warn, error');
   });
 });
