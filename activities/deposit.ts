@@ -49,6 +49,27 @@ export interface PaymentInfo {
   txidOut: string | null;
 }
 
+/** One reading of a deposit's confirmations (observedAt: the head height of a reorged reading). */
+export interface ConfirmationsReading {
+  status: 'confirmed' | 'reorged';
+  confirmations: number;
+  observedAt?: string;
+}
+
+/** What the forward activity did: the txid it broadcast (or the node refused), and with `fate` its first reading. */
+export interface ForwardSent {
+  txidOut: string;
+  refused?: string;
+  fate?: ForwardFate;
+  snapshot?: CallbackSnapshot;
+}
+
+/** A confirmations reading, and the forward's first attempt when the reading found the deposit final. */
+export interface DueReading {
+  reading: ConfirmationsReading;
+  forward?: { sent: ForwardSent } | { error: string };
+}
+
 export type Evaluation = { eligible: true; evidence: boolean } | { eligible: false; reason: string };
 
 export interface DepositDeps {
@@ -137,6 +158,31 @@ export function createDepositActivities(deps: DepositDeps) {
     }
   }
 
+  async function readConfirmations(payment: PaymentRow, config: ConfigRow): Promise<ConfirmationsReading> {
+    const adapter = await deps.adapter(payment.network);
+    const c = await adapter.confirmations(toDeposit(payment, config));
+    if (c.status === 'reorged') return { status: 'reorged', confirmations: 0, observedAt: c.observedAt.toString() };
+    const shown = isSolFamily(asset(payment.ticker)) ? Math.min(c.confirmations, 1) : c.confirmations;
+    if (shown !== payment.confirmations) await updatePayment(db, payment.uuid, { confirmations: shown });
+    return { status: c.status, confirmations: shown };
+  }
+
+  /**
+   * forward (activities/forward.ts); with `fate`, also the forward's first reading right after the
+   * broadcast, with the confirmed snapshot written when it says mined. A reading that fails is no
+   * reading: the workflow makes its own.
+   */
+  async function forwardWithFate(uuid: string, opts: ForwardOptions & { fate?: boolean } = {}): Promise<ForwardSent> {
+    const sent = await forward.forward(uuid, opts);
+    if (!opts.fate) return sent;
+    try {
+      return { ...sent, ...(await withSnapshot(uuid, await forward.forwardFate(uuid))) };
+    } catch (e) {
+      logger.debug({ payment: uuid, err: e instanceof Error ? e.message : String(e) }, 'first forward reading failed; the workflow reads again');
+      return sent;
+    }
+  }
+
   return {
     /** Records the deposit once and returns its payment; the UUID is made here, once. */
     async recordDeposit(input: DepositInput): Promise<PaymentInfo> {
@@ -200,14 +246,32 @@ export function createDepositActivities(deps: DepositDeps) {
     },
 
     /** Incoming confirmations, stored for logs; the sol family reports finality 0 or 1. */
-    async confirmations(uuid: string): Promise<{ status: 'confirmed' | 'reorged'; confirmations: number; observedAt?: string }> {
+    async confirmations(uuid: string): Promise<ConfirmationsReading> {
       const { payment, config } = await loadPayment(db, uuid);
-      const adapter = await deps.adapter(payment.network);
-      const c = await adapter.confirmations(toDeposit(payment, config));
-      if (c.status === 'reorged') return { status: 'reorged', confirmations: 0, observedAt: c.observedAt.toString() };
-      const shown = isSolFamily(asset(payment.ticker)) ? Math.min(c.confirmations, 1) : c.confirmations;
-      if (shown !== payment.confirmations) await updatePayment(db, uuid, { confirmations: shown });
-      return { status: c.status, confirmations: shown };
+      return readConfirmations(payment, config);
+    },
+
+    /**
+     * One reading of the confirmations and, when it finds the deposit final, the forward's first attempt in
+     * the same step (forwardWithFate: processing, sign, store, broadcast, first reading; patch
+     * `finality-forward-fused`): the workflow takes one step from a due block to a broadcast forward, not two.
+     * A payment already processing is forwarded whatever the reading: an earlier attempt of this step found
+     * it final, and its stored forward is re-sent, never signed twice. A forward that throws here is no
+     * verdict: the error is returned and the workflow's forward step runs as before (retried, or failed
+     * for good when it is permanent). A node that does not answer the reading throws, as `confirmations`.
+     */
+    async confirmationsThenForward(uuid: string): Promise<DueReading> {
+      const { payment, config } = await loadPayment(db, uuid);
+      const reading = await readConfirmations(payment, config);
+      const final = reading.status === 'confirmed' && reading.confirmations >= info(payment, config).requiredConfirmations;
+      if (!final && payment.result !== 'processing') return { reading };
+      try {
+        return { reading, forward: { sent: await forwardWithFate(uuid, { processing: true, fate: true }) } };
+      } catch (e) {
+        const error = e instanceof Error ? e.message : String(e);
+        logger.warn({ payment: uuid, err: error }, 'forward right after finality failed; the workflow forwards again');
+        return { reading, forward: { error } };
+      }
     },
 
     async pendingSnapshot(uuid: string): Promise<CallbackSnapshot> {
@@ -235,19 +299,7 @@ export function createDepositActivities(deps: DepositDeps) {
      * broadcast, with the confirmed snapshot written when it says mined. A reading that fails is no
      * reading: the workflow makes its own.
      */
-    async forward(
-      uuid: string,
-      opts: ForwardOptions & { fate?: boolean } = {},
-    ): Promise<{ txidOut: string; refused?: string; fate?: ForwardFate; snapshot?: CallbackSnapshot }> {
-      const sent = await forward.forward(uuid, opts);
-      if (!opts.fate) return sent;
-      try {
-        return { ...sent, ...(await withSnapshot(uuid, await forward.forwardFate(uuid))) };
-      } catch (e) {
-        logger.debug({ payment: uuid, err: e instanceof Error ? e.message : String(e) }, 'first forward reading failed; the workflow reads again');
-        return sent;
-      }
-    },
+    forward: forwardWithFate,
 
     async paymentInfo(uuid: string): Promise<PaymentInfo> {
       const { payment, config } = await loadPayment(db, uuid);

@@ -31,6 +31,15 @@ async function orNothing<T>(read: Promise<T>): Promise<T | undefined> {
 }
 export const readConfirmations = (uuid: string) => orNothing(readings.confirmations(uuid));
 export const readForwardFate = (uuid: string) => orNothing(readings.forwardFate(uuid));
+
+/**
+ * Patch finality-forward-fused: a confirmations reading that, when it finds the deposit final, makes the
+ * forward's first attempt in the same step. Retried as a reading (a node that does not answer gives no
+ * reading); the forward inside it may wait for its source's lock or a gas top-up, hence the forward's
+ * timeout. The worker keeps the workflow task alive meanwhile, as for localForward.
+ */
+const dueReadings = proxyLocalActivities<DepositActivities>({ startToCloseTimeout: '10 minutes', retry: { ...RETRY, maximumAttempts: 6 } });
+export const readConfirmationsThenForward = (uuid: string) => orNothing(dueReadings.confirmationsThenForward(uuid));
 export const readForwardFateSnapshot = (uuid: string) => orNothing(readings.forwardFateSnapshot(uuid));
 
 /**

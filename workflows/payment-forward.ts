@@ -1,7 +1,7 @@
 // The forward effect of the payment workflow: sign once and broadcast (the activity), then one reading per
 // wake (forwardFate) decides; the watcher's `forward` signal wakes it when a block holds the forward.
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
-import type { ForwardFate } from '../activities/deposit';
+import type { ForwardFate, ForwardSent } from '../activities/deposit';
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { LifecycleEvent } from '../src/domain/lifecycle';
 import { forwardActs, local, localForward, readForwardFate, readForwardFateSnapshot } from './payment-activities';
@@ -25,6 +25,8 @@ export interface ForwardWaits {
    * a confirmed reading writes the snapshot.
    */
   fused: boolean;
+  /** Patch finality-forward-fused: the forward's first attempt, already made by the reading that found finality. */
+  first?: ForwardSent;
 }
 
 const MAX_FORWARD_ROUNDS = 5;
@@ -44,14 +46,21 @@ export async function forwardStage(
   w: ForwardWaits,
 ): Promise<LifecycleEvent> {
   const uuid = c.payment.uuid;
+  let made = w.first;
   for (;;) {
     let txidOut: string;
     /** The activity's own first reading (fused), used instead of a reading of the workflow's. */
     let first: ForwardFate | undefined;
     try {
       // Idempotent: a stored forward is returned (and re-sent), never signed twice.
-      w.beginReading();
-      const sent = await (w.fused ? localForward.forward(uuid, { processing: true, fate: true }) : forwardActs.forward(uuid));
+      let sent: ForwardSent;
+      if (made) {
+        sent = made;
+        made = undefined;
+      } else {
+        w.beginReading();
+        sent = await (w.fused ? localForward.forward(uuid, { processing: true, fate: true }) : forwardActs.forward(uuid));
+      }
       txidOut = sent.txidOut;
       first = sent.fate;
       if (sent.snapshot) c.snapshot = sent.snapshot;

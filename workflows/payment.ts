@@ -12,14 +12,14 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time';
-import type { DepositInput, PaymentInfo } from '../activities/deposit';
+import type { DepositInput, DueReading, PaymentInfo } from '../activities/deposit';
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import { resumeEffects, transition, type Effect, type LifecycleEvent, type LifecycleState } from '../src/domain/lifecycle';
 import { SA_CALLBACK_HOST, SA_PAYMENT_UUID, SA_STAGE, SA_TICKER, SA_TXID_IN } from '../src/domain/search-attributes';
 import { depositStatusQuery, type DepositStatus } from './deposit';
 import { AUTOMATIC_ATTEMPTS, newStageStatus, startPendingDelivery, type PendingDelivery, type StageStatus } from './delivery-stage';
 import { forwardStage, type ForwardProgress } from './payment-forward';
-import { local, readConfirmations } from './payment-activities';
+import { local, readConfirmations, readConfirmationsThenForward } from './payment-activities';
 import { chainSignal, resendUpdate } from './signals';
 import { deliverConfirmed, snapshotConfirmed, type ResendState } from './payment-delivery';
 
@@ -66,11 +66,22 @@ export const HISTORY_BUDGET = 100;
  */
 export const FUSED_FORWARD_STEPS = 'fused-forward-steps';
 
+/**
+ * Patch: the confirmations reading that finds the deposit final also makes the forward's first attempt,
+ * in the same local activity (confirmationsThenForward), when no pending attempt is under way or due:
+ * one step from a due block to a broadcast forward, where there were two. The forward effect then starts
+ * from that attempt. Runs recorded before it read, then forward, in two steps.
+ */
+export const FINALITY_FORWARD_FUSED = 'finality-forward-fused';
+
 export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflowOptions = {}, carried?: Carry): Promise<DepositStatus> {
   const fallbackMs = msToNumber(opts.fallback ?? '5 minutes');
   const recheckMs = Math.min(msToNumber(opts.recheck ?? '2 seconds'), fallbackMs);
   const budget = opts.historyBudget ?? HISTORY_BUDGET;
   const fused = patched(FUSED_FORWARD_STEPS);
+  const fusedFinality = fused && patched(FINALITY_FORWARD_FUSED);
+  /** The forward's first attempt, made by the reading that found finality (fusedFinality). */
+  let firstForward: DueReading['forward'];
   const c: Carry = carried ?? fresh(await local.recordDeposit(input));
   const uuid = c.payment.uuid;
   let hinted = false;
@@ -101,6 +112,12 @@ export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflow
     { key: SA_TXID_IN, value: c.payment.txidIn },
     { key: SA_STAGE, value: c.state === 'observed' ? 'pending' : c.state },
   ]);
+
+  /**
+   * No pending attempt is under way or waiting for its time: the forward may start inside a reading,
+   * before the cancel_pending_delivery effect (which then has nothing to stop).
+   */
+  const pendingSettled = () => c.pending === null || !['idle', 'sending', 'waiting'].includes(c.pending.state);
 
   const overBudget = () => workflowInfo().historyLength >= budget || workflowInfo().continueAsNewSuggested;
 
@@ -137,7 +154,19 @@ export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflow
     let soon = false;
     for (;;) {
       beginReading();
-      const r = await readConfirmations(uuid);
+      let r: Awaited<ReturnType<typeof readConfirmations>>;
+      if (fusedFinality && pendingSettled()) {
+        const due = await readConfirmationsThenForward(uuid);
+        if (due?.forward) {
+          firstForward = due.forward;
+          if (due.reading.status === 'confirmed') c.confirmations = due.reading.confirmations;
+          c.reorgAt = null;
+          return { type: 'finality_reached' };
+        }
+        r = due?.reading;
+      } else {
+        r = await readConfirmations(uuid);
+      }
       if (r === undefined) {
         // The node did not answer: no verdict either way; the next signal or the fallback reads again.
       } else if (r.status === 'reorged') {
@@ -183,8 +212,11 @@ export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflow
         c.reason = e.reason;
         await local.markFailed(uuid, e.reason);
         return undefined;
-      case 'forward':
-        return forwardStage(c, { waitHint, beginReading, fallbackMs, recheckMs, fused });
+      case 'forward': {
+        const first = firstForward;
+        firstForward = undefined;
+        return forwardStage(c, { waitHint, beginReading, fallbackMs, recheckMs, fused, first: first && 'sent' in first ? first.sent : undefined });
+      }
       case 'snapshot_confirmed':
         // Fused: the reading that found the forward confirmed has written it already.
         if (c.snapshot === null) c.snapshot = await snapshotConfirmed(uuid);

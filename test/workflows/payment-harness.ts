@@ -32,6 +32,9 @@ export interface Script {
   confirmed?: Attempt[];
   /** Holds the forward activity until it resolves (a test sends hints meanwhile). */
   forwardGate?: () => Promise<void>;
+  /** The first this many forward attempts throw (nonRetryable: permanent, as a deposit that cannot pay its way). */
+  forwardRefusals?: number;
+  forwardRefusalPermanent?: boolean;
 }
 
 export const input: DepositInput = {
@@ -46,7 +49,12 @@ function next<T>(list: T[]): T {
   return list.length > 1 ? list.shift()! : list[0];
 }
 
-export function scriptedActivities(script: Script, calls: string[]) {
+/** How often the workflow took the fused step from a reading to the forward (confirmationsThenForward). */
+export interface Steps {
+  due: number;
+}
+
+export function scriptedActivities(script: Script, calls: string[], steps: Steps = { due: 0 }) {
   const confirmations = [...(script.confirmations ?? [{ status: 'confirmed', confirmations: script.requiredConfirmations ?? 1 }])];
   const fates = [...(script.fates ?? [{ status: 'confirmed' }])];
   const answers = { pending: [...(script.pending ?? ['delivered'])], confirmed: [...(script.confirmed ?? ['delivered'])] };
@@ -62,7 +70,7 @@ export function scriptedActivities(script: Script, calls: string[]) {
     calls.push('snapshot');
     return { uuid, coin: 'eth', txid_out: `0xout${plans}` };
   };
-  return {
+  const acts = {
     recordDeposit: async () => ({
       uuid, ticker: 'eth', network: 'ethereum', notifyPending: script.notifyPending ?? false, requiredConfirmations: script.requiredConfirmations ?? 1,
       callbackHost: 'shop.example', txidIn: '0xin', result: 'pending', txidOut: null,
@@ -89,6 +97,12 @@ export function scriptedActivities(script: Script, calls: string[]) {
     },
     forward: async (_u: string, opts: { processing?: boolean; fate?: boolean } = {}) => {
       if (opts.processing) calls.push('markProcessing');
+      if ((script.forwardRefusals ?? 0) > 0) {
+        script.forwardRefusals!--;
+        calls.push('forward refused');
+        if (script.forwardRefusalPermanent) throw ApplicationFailure.nonRetryable('deposit 1 does not cover gas 2', 'InsufficientAmountError');
+        throw new Error('no price to recover the network cost yet; will retry');
+      }
       calls.push('forward');
       const txidOut = `0xout${++plans}`;
       if (script.forwardGate) await script.forwardGate();
@@ -113,6 +127,20 @@ export function scriptedActivities(script: Script, calls: string[]) {
       return a === 'delivered' ? { outcome: 'delivered', status: 200, error: null, nextTry: null } : { outcome: 'failed', status: 500, error: 'HTTP 500', nextTry: null };
     },
   };
+  return {
+    ...acts,
+    /** As the real one: the reading, then the forward's first attempt when it says final (an error is returned, not thrown). */
+    confirmationsThenForward: async (u: string) => {
+      steps.due++;
+      const reading = await acts.confirmations();
+      if (reading.status !== 'confirmed' || reading.confirmations < (script.requiredConfirmations ?? 1)) return { reading };
+      try {
+        return { reading, forward: { sent: await acts.forward(u, { processing: true, fate: true }) } };
+      } catch (e) {
+        return { reading, forward: { error: e instanceof Error ? e.message : String(e) } };
+      }
+    },
+  };
 }
 
 export interface Run {
@@ -122,6 +150,8 @@ export interface Run {
   runLengths: number[];
   /** The first run's event types, in order (e.g. EVENT_TYPE_TIMER_FIRED). */
   firstRunEvents: string[];
+  /** Readings made by the fused step that forwards at finality (patch finality-forward-fused). */
+  dueSteps: number;
 }
 
 /**
@@ -135,8 +165,9 @@ export async function runPayment(
   opts: PaymentWorkflowOptions & { record?: string; drive?: (h: WorkflowHandle, calls: string[]) => Promise<void> } = {},
 ): Promise<Run> {
   const calls: string[] = [];
+  const steps: Steps = { due: 0 };
   const taskQueue = `payment-${Math.random().toString(36).slice(2)}`;
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowsPath: workflowsEntry(), activities: scriptedActivities(script, calls) });
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowsPath: workflowsEntry(), activities: scriptedActivities(script, calls, steps) });
   const workflowId = `deposit:ethereum:${taskQueue}:0`;
   const { record, drive, ...wfOpts } = opts;
   let firstRun: string | undefined;
@@ -166,7 +197,7 @@ export async function runPayment(
     runId = events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
   }
   if (process.env.DEBUG) console.log(`${record ?? workflowId}: runs of ${runLengths.join(', ')} events`);
-  return { calls, status: status as Run['status'], runLengths, firstRunEvents };
+  return { calls, status: status as Run['status'], runLengths, firstRunEvents, dueSteps: steps.due };
 }
 
 /** Polls until `calls` satisfies `ok` (the workflow runs on real time while a test drives it). */

@@ -80,6 +80,42 @@ describe('payment workflow: pushed, not polled', () => {
   }, 60_000);
 });
 
+describe('payment workflow: the reading that finds finality forwards in the same step (patch finality-forward-fused)', () => {
+  it('the happy path takes one step from the due reading to the broadcast forward', async () => {
+    const { calls, status, dueSteps, firstRunEvents } = await runPayment(env, { requiredConfirmations: 2, confirmations: [{ status: 'confirmed', confirmations: 1 }, { status: 'confirmed', confirmations: 2 }] }, { fallback: '10 minutes' });
+    expect(calls).toEqual(['confirmations 1', 'confirmations 2', 'markProcessing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(dueSteps).toBe(2);
+    expect(status.state).toBe('done');
+    // Local activities, one marker each: recordDeposit, evaluate, two readings (the second forwarding), the attempt; and two patch markers.
+    expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_MARKER_RECORDED')).toHaveLength(7);
+  }, 60_000);
+
+  it('a forward that fails inside the step is no verdict: the forward step runs again and lands', async () => {
+    const { calls, status } = await runPayment(env, { forwardRefusals: 1 }, { record: 'payment-forward-retried-after-finality' });
+    expect(calls).toEqual(['confirmations 1', 'markProcessing', 'forward refused', 'markProcessing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(status.state).toBe('done');
+  }, 60_000);
+
+  it('a forward refused for good inside the step and again in the forward step: failed with the reason, no callback', async () => {
+    const { calls, status } = await runPayment(env, { forwardRefusals: 2, forwardRefusalPermanent: true });
+    expect(calls.filter((c) => c.startsWith('forward'))).toEqual(['forward refused', 'forward refused']);
+    expect(status).toMatchObject({ state: 'failed', reason: 'forward failed: deposit 1 does not cover gas 2' });
+    expect(calls.filter((c) => c.startsWith('confirmed'))).toEqual([]);
+  }, 60_000);
+
+  it('a pending attempt waiting for its time at finality: the reading does not forward; the pending stage is stopped first, as the table says', async () => {
+    const { calls, status, dueSteps } = await runPayment(
+      env,
+      { notifyPending: true, requiredConfirmations: 2, pending: ['failed'], confirmations: [{ status: 'confirmed', confirmations: 1 }, { status: 'confirmed', confirmations: 2 }] },
+      { fallback: '2 minutes' },
+    );
+    expect(dueSteps).toBe(0);
+    expect(calls.filter((c) => c.startsWith('pending'))).toEqual(['pending #1 failed']);
+    expect(calls.slice(-6)).toEqual(['confirmations 2', 'markProcessing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(status.state).toBe('done');
+  }, 60_000);
+});
+
 describe('payment workflow: every branch', () => {
   it('below the minimum: failed at once, nothing forwarded, no callback', async () => {
     const { calls, status } = await runPayment(env, { notifyPending: true, evaluation: { eligible: false, reason: 'deposit 1 is below the minimum 2' } }, { record: 'payment-below-minimum' });

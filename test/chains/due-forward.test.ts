@@ -1,0 +1,114 @@
+/**
+ * confirmationsThenForward (activities/deposit.ts, patch finality-forward-fused) on a live anvil and the
+ * real PostgreSQL: a reading below the required confirmations forwards nothing; the reading that finds the
+ * deposit final signs, stores and broadcasts the forward in the same step; the step run again (a worker lost
+ * after the forward was stored) re-sends the stored bytes even when its reading lags, never a second
+ * signature; a forward that cannot be made is returned as an error, not thrown.
+ */
+import { Wallet, parseEther } from 'ethers';
+import { eq } from 'drizzle-orm';
+import { createDepositActivities } from '../../activities/deposit';
+import type { ObservedDeposit } from '../../src/chains/adapter';
+import { insertDeposit, loadPayment, moveResult } from '../../src/db/queries/payments';
+import { paymentConfigs, payments } from '../../src/db/schema';
+import { dueHeight } from '../../src/domain/finality';
+import { STANDARD_TIERS } from '../../src/domain/pricing';
+import { DEVNET_PRICES, FixedPriceSource } from '../../src/prices/source';
+import { createTestDatabase } from '../helpers/db';
+import { anvilChain, testSeed, type LiveChain } from '../helpers/nodes';
+
+jest.setTimeout(120_000);
+
+const REQUIRED = 3;
+let chain: LiveChain;
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let acts: ReturnType<typeof createDepositActivities>;
+
+beforeAll(async () => {
+  [chain, database] = await Promise.all([anvilChain('eth', testSeed()), createTestDatabase()]);
+  acts = createDepositActivities({
+    db: database.db,
+    withLock: database.withLock,
+    adapter: async () => chain.adapter,
+    prices: new FixedPriceSource(DEVNET_PRICES),
+    feePolicy: { domainOverrides: {}, tiers: [...STANDARD_TIERS] },
+    treasuryAddress: () => undefined,
+  });
+});
+
+afterAll(async () => {
+  await chain?.stop();
+  await database?.drop();
+});
+
+/** A real payment to a fresh address_in, recorded as the watcher records it. */
+async function deposit(index: bigint, amount: bigint): Promise<{ uuid: string; observed: ObservedDeposit }> {
+  const to = chain.adapter.deriveAddressIn(index);
+  const from = await chain.adapter.head();
+  const txid = await chain.pay(to, amount);
+  const batch = await chain.adapter.scan(from, 100);
+  const observed = batch.blocks.flatMap((b) => b.deposits).find((d) => d.txid === txid && d.recipient === to);
+  if (!observed) throw new Error('deposit not found');
+  const [config] = await database.db
+    .insert(paymentConfigs)
+    .values({
+      callbackUrl: `https://shop.example/due/${index}`, ticker: 'eth', family: 'evm', addressIn: to, addressOut: Wallet.createRandom().address,
+      derivationIndex: index, notifyPending: false, notifyConfirmations: REQUIRED, post: 0, json: 0, convert: 0, priority: 'default',
+    })
+    .returning();
+  const payment = await insertDeposit(database.db, {
+    configId: config.id, ticker: 'eth', network: 'ethereum', depositKey: `deposit:ethereum:${txid}:${observed.index}`, txidIn: txid, vout: null,
+    blockNumber: observed.blockNumber, blockHash: observed.blockHash, valueBase: observed.amount, dueHeight: dueHeight('ethereum', observed.blockNumber, REQUIRED),
+  });
+  return { uuid: payment.uuid, observed };
+}
+
+test('below the required confirmations it only reads; the reading that finds finality forwards in the same step, once', async () => {
+  const { uuid } = await deposit(31n, parseEther('1'));
+  const early = await acts.confirmationsThenForward(uuid);
+  expect(early).toEqual({ reading: { status: 'confirmed', confirmations: 1 } });
+  expect((await loadPayment(database.db, uuid)).payment).toMatchObject({ result: 'pending', forwardRaw: null, txidOut: null });
+
+  await chain.mine(REQUIRED - 1);
+  const due = await acts.confirmationsThenForward(uuid);
+  expect(due.reading).toEqual({ status: 'confirmed', confirmations: REQUIRED });
+  if (!due.forward || !('sent' in due.forward)) throw new Error(`no forward: ${JSON.stringify(due.forward)}`);
+  const { txidOut } = due.forward.sent;
+  // anvil mines a transaction as it arrives: the first reading may already find the forward mined.
+  expect(due.forward.sent.fate).toEqual({ status: expect.stringMatching(/^(pending|confirmed)$/), txidOut });
+  const stored = (await loadPayment(database.db, uuid)).payment;
+  // processing, or sent when that reading found it mined and wrote the confirmed snapshot.
+  expect(stored).toMatchObject({ result: expect.stringMatching(/^(processing|sent)$/), txidOut });
+
+  // The step run again: the stored bytes are re-sent; no second plan, no second txid.
+  await chain.mine(1);
+  const again = await acts.confirmationsThenForward(uuid);
+  expect(again.forward).toMatchObject({ sent: { txidOut, fate: { status: 'confirmed', txidOut } } });
+  expect((await loadPayment(database.db, uuid)).payment.forwardRaw).toBe(stored.forwardRaw);
+  const rows = await database.db.select().from(payments).where(eq(payments.uuid, uuid));
+  expect(rows).toHaveLength(1);
+});
+
+test('a payment already processing (an earlier attempt of the step found it final) is forwarded whatever a lagging reading says', async () => {
+  const { uuid } = await deposit(32n, parseEther('1'));
+  expect(await moveResult(database.db, uuid, ['pending'], 'processing')).toBe(true);
+  const r = await acts.confirmationsThenForward(uuid);
+  expect(r.reading).toEqual({ status: 'confirmed', confirmations: 1 });
+  expect(r.forward).toMatchObject({ sent: { txidOut: expect.stringMatching(/^0x[0-9a-f]{64}$/) } });
+  await chain.mine(1);
+  const { payment } = await loadPayment(database.db, uuid);
+  expect(payment.txidOut).toBe((r.forward as { sent: { txidOut: string } }).sent.txidOut);
+  expect((await acts.forwardFate(uuid)).status).toBe('confirmed');
+});
+
+test('a forward that cannot be made is returned as an error with the reading, not thrown: the workflow forwards again', async () => {
+  // 1 wei cannot pay its own network fee.
+  const { uuid } = await deposit(33n, 1n);
+  await chain.mine(REQUIRED - 1);
+  const r = await acts.confirmationsThenForward(uuid);
+  expect(r.reading).toEqual({ status: 'confirmed', confirmations: REQUIRED });
+  expect(r.forward).toEqual({ error: expect.any(String) });
+  expect((await loadPayment(database.db, uuid)).payment).toMatchObject({ forwardRaw: null, txidOut: null });
+  // The workflow's own forward step meets the same refusal as a permanent failure.
+  await expect(acts.forward(uuid, { processing: true, fate: true })).rejects.toMatchObject({ nonRetryable: true });
+});
