@@ -165,6 +165,17 @@ function markerActivity(details: Record<string, { payloads?: Array<{ data?: Uint
   }
 }
 
+/** Whether a confirmationsThenForward marker's result holds a forward (the reading found the deposit final). */
+function markerForwarded(e: HistoryEvent): boolean {
+  const data = e.markerRecordedEventAttributes?.details?.result?.payloads?.[0]?.data;
+  if (!data) return false;
+  try {
+    return (JSON.parse(Buffer.from(data).toString('utf8')) as { forward?: unknown }).forward !== undefined;
+  } catch {
+    return false;
+  }
+}
+
 /** "WorkflowTaskScheduled", "ActivityTaskCompleted forward", "MarkerRecorded confirmations", … */
 function describeEvent(e: HistoryEvent, names: Map<string, string>): string {
   const key = Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k]) ?? 'unknown';
@@ -197,7 +208,9 @@ function traceOf(events: HistoryEvent[], t: WorkflowTrace): void {
     if (e.workflowTaskStartedEventAttributes) taskStartedAt = at;
     // A local forward (patch fused-forward-steps): it ran in the workflow task its marker closes, after that
     // task's finality reading; the task's start stands for "scheduled", its completion for "completed".
-    if (described === 'MarkerRecorded forward' && t.forwardScheduledAt === undefined) {
+    // The same for the reading that found finality and forwarded in the same step (patch finality-forward-fused).
+    const forwarded = described === 'MarkerRecorded forward' || (described === 'MarkerRecorded confirmationsThenForward' && markerForwarded(e));
+    if (forwarded && t.forwardScheduledAt === undefined) {
       t.forwardScheduledAt = taskStartedAt;
       t.forwardStartedAt = taskStartedAt;
       t.forwardCompletedAt = at;

@@ -100,7 +100,8 @@ export function table(summaries: AssetSummary[]): string {
  * stands between the deposit and its forward. The hint rows show how late the watcher's signals came,
  * over the deposits that got one (most never need one when their workflow starts after finality).
  * A forward run as a local activity (patch fused-forward-steps) counts as scheduled when the workflow task
- * that ran it started (that task's finality reading falls in "scheduled → plan stored").
+ * that ran it started (that task's finality reading falls in "scheduled → plan stored"); so does the
+ * reading that found finality and forwarded in the same step (patch finality-forward-fused).
  */
 const later = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : Math.max(a, b));
 const PHASES: Array<[string, (r: DepositTimes) => [number | undefined, number | undefined]]> = [
