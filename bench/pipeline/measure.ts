@@ -165,6 +165,18 @@ function markerActivity(details: Record<string, { payloads?: Array<{ data?: Uint
   }
 }
 
+/** When the worker scheduled a local activity (its marker's original_schedule_time), in ms. */
+function markerScheduledAt(e: HistoryEvent): number | undefined {
+  const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+  if (!data) return undefined;
+  try {
+    const at = (JSON.parse(Buffer.from(data).toString('utf8')) as { original_schedule_time?: { seconds?: number | string; nanos?: number } }).original_schedule_time;
+    return at?.seconds === undefined ? undefined : Number(at.seconds) * 1000 + Math.floor((at.nanos ?? 0) / 1e6);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether a confirmationsThenForward marker's result holds a forward (the reading found the deposit final). */
 function markerForwarded(e: HistoryEvent): boolean {
   const data = e.markerRecordedEventAttributes?.details?.result?.payloads?.[0]?.data;
@@ -211,8 +223,10 @@ function traceOf(events: HistoryEvent[], t: WorkflowTrace): void {
     // The same for the reading that found finality and forwarded in the same step (patch finality-forward-fused).
     const forwarded = described === 'MarkerRecorded forward' || (described === 'MarkerRecorded confirmationsThenForward' && markerForwarded(e));
     if (forwarded && t.forwardScheduledAt === undefined) {
-      t.forwardScheduledAt = taskStartedAt;
-      t.forwardStartedAt = taskStartedAt;
+      // When the worker scheduled it (the marker's own record; a long one outlives the task it began in).
+      const scheduledAt = markerScheduledAt(e) ?? taskStartedAt;
+      t.forwardScheduledAt = scheduledAt;
+      t.forwardStartedAt = scheduledAt;
       t.forwardCompletedAt = at;
     }
     if (e.workflowExecutionStartedEventAttributes) t.startedAt = minDefined(t.startedAt, at);
