@@ -255,8 +255,8 @@ export function createDepositActivities(deps: DepositDeps) {
      * One reading of the confirmations and, when it finds the deposit final, the forward's first attempt in
      * the same step (forwardWithFate: processing, sign, store, broadcast, first reading; patch
      * `finality-forward-fused`): the workflow takes one step from a due block to a broadcast forward, not two.
-     * A payment already processing is forwarded whatever the reading: an earlier attempt of this step found
-     * it final, and its stored forward is re-sent, never signed twice. A forward that throws here is no
+     * A payment already past pending (processing or sent) is forwarded whatever the reading: an earlier
+     * attempt of this step found it final, and its stored forward is re-sent, never signed twice. A forward that throws here is no
      * verdict: the error is returned and the workflow's forward step runs as before (retried, or failed
      * for good when it is permanent). A node that does not answer the reading throws, as `confirmations`.
      */
@@ -264,7 +264,9 @@ export function createDepositActivities(deps: DepositDeps) {
       const { payment, config } = await loadPayment(db, uuid);
       const reading = await readConfirmations(payment, config);
       const final = reading.status === 'confirmed' && reading.confirmations >= info(payment, config).requiredConfirmations;
-      if (!final && payment.result !== 'processing') return { reading };
+      // Past pending (processing, or sent once that step's reading found the forward mined): finality was settled.
+      const settled = ['processing', 'sent', 'done'].includes(payment.result);
+      if (!final && !settled) return { reading };
       try {
         return { reading, forward: { sent: await forwardWithFate(uuid, { processing: true, fate: true }) } };
       } catch (e) {

@@ -87,6 +87,15 @@ test('below the required confirmations it only reads; the reading that finds fin
   expect((await loadPayment(database.db, uuid)).payment.forwardRaw).toBe(stored.forwardRaw);
   const rows = await database.db.select().from(payments).where(eq(payments.uuid, uuid));
   expect(rows).toHaveLength(1);
+  // Run again once sent (its snapshot written), with a reading below the requirement (raised here to stand
+  // for a node that lags): still the stored bytes, never a verdict of "not final".
+  await acts.confirmedSnapshot(uuid);
+  const sent = await loadPayment(database.db, uuid);
+  expect(sent.payment.result).toBe('sent');
+  await database.db.update(paymentConfigs).set({ notifyConfirmations: 1000 }).where(eq(paymentConfigs.id, sent.config.id));
+  const lagging = await acts.confirmationsThenForward(uuid);
+  expect(lagging.reading.confirmations).toBeLessThan(1000);
+  expect(lagging.forward).toMatchObject({ sent: { txidOut, fate: { status: 'confirmed', txidOut } } });
 });
 
 test('a payment already processing (an earlier attempt of the step found it final) is forwarded whatever a lagging reading says', async () => {
