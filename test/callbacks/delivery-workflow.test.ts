@@ -73,6 +73,11 @@ const chain = {
     if (opts.processing) await chain.markProcessing(uuid);
     return opts.fate ? { txidOut: `out-${uuid}`, ...(await chain.forwardFateSnapshot(uuid)) } : { txidOut: `out-${uuid}` };
   },
+  // Patch finality-forward-fused: the reading that finds the deposit final forwards in the same step.
+  confirmationsThenForward: async (uuid: string) => {
+    const reading = await chain.confirmations(uuid);
+    return deposits.get(uuid)!.final ? { reading, forward: { sent: await chain.forward(uuid, { processing: true, fate: true }) } } : { reading };
+  },
   forwardFate: async (uuid: string) => ({ status: 'confirmed', txidOut: `out-${uuid}` }),
   forwardFateSnapshot: async (uuid: string) => ({ fate: await chain.forwardFate(uuid), snapshot: await chain.confirmedSnapshot(uuid) }),
   // Like the real one: the snapshot is written once with the move to sent.
