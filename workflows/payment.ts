@@ -12,7 +12,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time';
-import type { DepositInput, DueReading, PaymentInfo } from '../activities/deposit';
+import type { DepositInput, ForwardSent, PaymentInfo } from '../activities/deposit';
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import { resumeEffects, transition, type Effect, type LifecycleEvent, type LifecycleState } from '../src/domain/lifecycle';
 import { SA_CALLBACK_HOST, SA_PAYMENT_UUID, SA_STAGE, SA_TICKER, SA_TXID_IN } from '../src/domain/search-attributes';
@@ -80,8 +80,8 @@ export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflow
   const budget = opts.historyBudget ?? HISTORY_BUDGET;
   const fused = patched(FUSED_FORWARD_STEPS);
   const fusedFinality = fused && patched(FINALITY_FORWARD_FUSED);
-  /** The forward's first attempt, made by the reading that found finality (fusedFinality). */
-  let firstForward: DueReading['forward'];
+  /** The forward's first attempt, made by the reading that found finality (fusedFinality); none when it failed there. */
+  let firstForward: ForwardSent | undefined;
   const c: Carry = carried ?? fresh(await local.recordDeposit(input));
   const uuid = c.payment.uuid;
   let hinted = false;
@@ -158,7 +158,7 @@ export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflow
       if (fusedFinality && pendingSettled()) {
         const due = await readConfirmationsThenForward(uuid);
         if (due?.forward) {
-          firstForward = due.forward;
+          firstForward = 'sent' in due.forward ? due.forward.sent : undefined;
           if (due.reading.status === 'confirmed') c.confirmations = due.reading.confirmations;
           c.reorgAt = null;
           return { type: 'finality_reached' };
@@ -215,7 +215,7 @@ export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflow
       case 'forward': {
         const first = firstForward;
         firstForward = undefined;
-        return forwardStage(c, { waitHint, beginReading, fallbackMs, recheckMs, fused, first: first && 'sent' in first ? first.sent : undefined });
+        return forwardStage(c, { waitHint, beginReading, fallbackMs, recheckMs, fused, first });
       }
       case 'snapshot_confirmed':
         // Fused: the reading that found the forward confirmed has written it already.
