@@ -9,7 +9,6 @@ import net from 'node:net';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as bip39 from 'bip39';
-import { sql } from 'drizzle-orm';
 import { Client } from 'pg';
 import { deriveAddressIn } from '../src/chains/addresses';
 import { HdSeed } from '../src/chains/keys';
@@ -49,9 +48,6 @@ export async function benchDatabase(url: string): Promise<{ url: string; drop():
   for (const n of BENCH_NETWORKS) chains[n] = { mode: 'mainnet', rpcUrl: 'http://127.0.0.1:1', contracts: {} };
   const seed = HdSeed.fromMnemonic(bip39.generateMnemonic(256));
   await publishPublicMaterial({ db: database.db, seed, chains, poolSize: 10 });
-  // A gateway running for a while: configurations on every derived family, so the indexes are not empty.
-  await database.db.execute(sql`INSERT INTO derivation_counters (family, next_index) VALUES ('evm', 0), ('btc', 0), ('ltc', 0)
-    ON CONFLICT (family) DO NOTHING`);
   await database.close();
   return {
     url: u.toString(),

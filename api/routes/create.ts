@@ -142,6 +142,7 @@ const MISSING_ADDRESS_RETRIES = 5;
 /** A new configuration of the callback (`created`), or the one stored before (or by another create meanwhile). */
 async function createOrFind(deps: PublicDeps, v: AssetView, c: Checked): Promise<{ config: CreatedConfig | undefined; created: boolean }> {
   const { from, supply } = await deps.addresses.depositAddresses(v.network.id, v.runtime!.mode);
+  if (supply && !supply.stocked) await supply.refill();
   for (let attempt = 0; ; attempt++) {
     try {
       const { outIsDeposit, existing, made } = await createConfig(deps.db, c.input, from, c.outCanonical);

@@ -33,3 +33,8 @@ export function preparedStatement(name: string, query: SQL): (db: Db, values: Re
   const prepared = oncePerDb((db) => db._.session.prepareQuery(compiled, undefined, name, false) as Prepared);
   return (db, values) => prepared(db).execute(values);
 }
+
+/** Rows of a raw query, from node-postgres and PGlite alike. */
+export function rowsOf<T>(result: unknown): T[] {
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
+}

@@ -172,11 +172,8 @@ export const deliveryAttempts = pgTable(
   ],
 );
 
-/** Next unused HD derivation index per address family (utxo coin, evm, sol). */
-export const derivationCounters = pgTable('derivation_counters', {
-  family: text('family').primaryKey(),
-  nextIndex: bigint('next_index', { mode: 'bigint' }).notNull().default(sql`0`),
-});
+// The next HD derivation index of each address family is a sequence, derivation_index_<family>
+// (drizzle/0010_derivation_sequences.sql; src/db/queries/derivation.ts).
 
 /** Durable scan position of each network's watcher. */
 export const chainCursors = pgTable('chain_cursors', {
@@ -216,7 +213,7 @@ export const publicMaterial = pgTable('public_material', {
 
 /**
  * Pre-derived deposit addresses of networks without public derivation (Solana): the worker adds them,
- * advancing the family's derivation counter; a create takes one atomically inside its transaction.
+ * at indexes taken from the family's sequence; a create takes one atomically inside its transaction.
  */
 export const addressPool = pgTable(
   'address_pool',
@@ -235,9 +232,9 @@ export const addressPool = pgTable(
 
 /**
  * Deposit addresses derived from a published xpub ahead of need, by the API itself (public material only):
- * a create takes the address of its counter index inside the same statement that advances the counter, so
- * the counter's row lock is never held across a round trip to the API. `source` names the network, chain
- * mode and xpub the addresses come from, so a different seed or mode never reads them.
+ * a create takes the address of the index it takes from the family's sequence, in the same statement.
+ * `source` names the network, chain mode and xpub the addresses come from, so a different seed or mode never
+ * reads them.
  */
 export const derivedAddresses = pgTable(
   'derived_addresses',

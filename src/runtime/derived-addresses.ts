@@ -10,6 +10,8 @@ import { utxoNetwork } from '../chains/utxo/networks';
 import type { PublicKeys } from '../chains/watch-only';
 import type { Db } from '../db/client';
 import type { RangeDeriver } from './derive-thread';
+import { rowsOf } from '../db/prepared';
+import { peekNextIndex } from '../db/queries/derivation';
 import { derivedAddresses } from '../db/schema';
 import { NETWORKS } from '../domain/assets';
 
@@ -56,8 +58,9 @@ const AHEAD = 1024;
 const NOW = 256;
 
 /**
- * The derived_addresses rows of one source, kept ahead of the family's derivation counter. Invariant: every
- * index from the counter up to the largest stored one is present (fills run upwards from there). Any
+ * The derived_addresses rows of one source, kept ahead of the family's next derivation index (its
+ * sequence, src/db/queries/derivation.ts; "the counter" below). Invariant: every index from the counter up
+ * to the largest stored one is present (fills run upwards from there). Any
  * number of API processes may fill at once (ON CONFLICT DO NOTHING); a row is only ever the derivation of
  * its index from its source's xpub, so a miss can delay a create, never give it a wrong address.
  */
@@ -76,6 +79,14 @@ export class DerivedAddressSupply {
     /** Where the stock kept ahead is derived (src/runtime/derive-thread.ts); unset: `derive`. */
     private readonly ahead?: RangeDeriver,
   ) {}
+
+  /**
+   * Whether this process has read or filled the stock yet. Until it has, a create refills first: an index
+   * a create takes with no address stored for it is skipped (the sequence does not roll back).
+   */
+  get stocked(): boolean {
+    return this.ready !== undefined;
+  }
 
   /** After a create took `index`: keeps AHEAD addresses in stock, filling in the background. */
   noteTaken(index: bigint): void {
@@ -98,12 +109,8 @@ export class DerivedAddressSupply {
 
   private async refillNow(): Promise<void> {
     await this.filling;
-    const result = await this.db.execute(sql`
-      SELECT (SELECT next_index FROM derivation_counters WHERE family = ${this.family}) AS counter,
-             (SELECT max(derivation_index) FROM derived_addresses WHERE source = ${this.source}) AS stored`);
-    // node-postgres and PGlite shape raw results differently.
-    const row = (Array.isArray(result) ? result[0] : (result as { rows: unknown[] }).rows[0]) as { counter: unknown; stored: unknown };
-    const counter = row.counter === null ? 0n : BigInt(String(row.counter));
+    const counter = await peekNextIndex(this.db, this.family);
+    const [row] = rowsOf<{ stored: unknown }>(await this.db.execute(sql`SELECT max(derivation_index) AS stored FROM derived_addresses WHERE source = ${this.source}`));
     const stored = row.stored === null ? -1n : BigInt(String(row.stored));
     const from = stored + 1n > counter ? stored + 1n : counter;
     this.ready = from;

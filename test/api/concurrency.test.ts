@@ -1,6 +1,7 @@
-import { eq, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
+import { peekNextIndex } from '../../src/db/queries/derivation';
 import { paymentConfigs } from '../../src/db/schema';
-import { callCreate, merchantAddress, queryRows, startApi, type TestApi, type Transport } from './helpers';
+import { callCreate, merchantAddress, startApi, type TestApi, type Transport } from './helpers';
 
 /** SPEC 4.6 rule 1 under load: twenty concurrent creates with one new callback make exactly one configuration. */
 
@@ -30,9 +31,13 @@ it('20 concurrent creates with one new callback → one configuration, twenty id
   for (const r of results) {
     expect(r.body).toMatchObject({ address_in: rows[0].addressIn, address_out: ETH_OUT, callback_url: callback, priority: rows[0].priority });
   }
-  // Losers roll back their counter step: exactly one index was used.
-  const counter = await queryRows<{ next_index: string }>(api.db, sql`SELECT next_index FROM derivation_counters WHERE family = 'evm'`);
-  expect(String(counter[0].next_index)).toBe('1');
+  // A loser's index is skipped, never handed out: the next new callback takes one above every index taken.
+  const next = await peekNextIndex(api.db, 'evm');
+  expect(next).toBeGreaterThan(rows[0].derivationIndex);
+  const after = await callCreate(api, '/api/eth/create', 'POST JSON', { callback_url: 'https://shop.example/race?order=2', address_out: ETH_OUT });
+  const [made] = await api.db.select().from(paymentConfigs).where(eq(paymentConfigs.callbackUrl, 'https://shop.example/race?order=2'));
+  expect(made.derivationIndex).toBe(next);
+  expect(after.body.address_in).not.toBe(rows[0].addressIn);
   expect(api.logged).toEqual([]);
 });
 

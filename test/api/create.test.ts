@@ -1,6 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import { deriveAddressIn } from '../../src/chains/addresses';
 import { HdSeed } from '../../src/chains/keys';
+import { peekNextIndex } from '../../src/db/queries/derivation';
 import { paymentConfigs } from '../../src/db/schema';
 import { TEST_MNEMONIC, TRANSPORTS, allChains, callCreate, merchantAddress, queryRows, startApi, type TestApi } from './helpers';
 
@@ -134,11 +135,7 @@ describe('reuse of a callback URL', () => {
 
 describe('derivation counters per address family', () => {
   it('each new configuration takes the next index of its own family', async () => {
-    const before = await queryRows<{ family: string; next_index: string }>(
-      api.db,
-      sql`SELECT family, next_index FROM derivation_counters WHERE family IN ('btc', 'ltc')`,
-    );
-    const next = Object.fromEntries(before.map((r) => [r.family, BigInt(r.next_index)]));
+    const next = { btc: await peekNextIndex(api.db, 'btc'), ltc: await peekNextIndex(api.db, 'ltc') };
     const b = await callCreate(api, '/api/btc/create', 'POST JSON', { callback_url: 'https://shop.example/ctr/1', address_out: BTC_OUT });
     const l = await callCreate(api, '/api/ltc/create', 'POST JSON', { callback_url: 'https://shop.example/ctr/2', address_out: LTC_OUT });
     expect(b.body.address_in).toBe(deriveAddressIn(seed, 'bitcoin', 'mainnet', next.btc));
@@ -220,12 +217,8 @@ describe('address_out may not be one of the gateway\'s deposit addresses', () =>
 
   it('a refused or repeated create takes no index, no pool address and stores nothing (one statement decides)', async () => {
     const taken = async () => {
-      const [r] = await queryRows<{ evm: string | null; pool: string }>(
-        api.db,
-        sql`SELECT (SELECT next_index FROM derivation_counters WHERE family = 'evm') AS evm,
-                   (SELECT count(*) FROM address_pool WHERE taken_at IS NOT NULL) AS pool`,
-      );
-      return r;
+      const [r] = await queryRows<{ pool: string }>(api.db, sql`SELECT count(*) AS pool FROM address_pool WHERE taken_at IS NOT NULL`);
+      return { evm: await peekNextIndex(api.db, 'evm'), pool: r.pool };
     };
     const eth = await callCreate(api, '/api/eth/create', 'POST JSON', { callback_url: 'https://shop.example/take/eth', address_out: ETH_OUT });
     const sol = await callCreate(api, '/api/sol/create', 'POST JSON', { callback_url: 'https://shop.example/take/sol', address_out: SOL_OUT });

@@ -1,8 +1,15 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import { getTableName, is, sql } from 'drizzle-orm';
 import { PgTable } from 'drizzle-orm/pg-core';
-import { MIGRATIONS_FOLDER } from '../../src/db/client';
+import { drizzle } from 'drizzle-orm/pglite';
+import { migrate } from 'drizzle-orm/pglite/migrator';
+import { MIGRATIONS_FOLDER, type Db } from '../../src/db/client';
+import { rowsOf } from '../../src/db/prepared';
+import { peekNextIndex, takeIndexes } from '../../src/db/queries/derivation';
+import { NETWORKS } from '../../src/domain/assets';
 import * as schema from '../../src/db/schema';
 import { queryRows } from '../api/helpers';
 import { createTestDatabase } from '../helpers/db';
@@ -34,5 +41,33 @@ it('a fresh database has every table of the schema', async () => {
     expect(declared.filter((t) => !have.has(t))).toEqual([]);
   } finally {
     await database.drop();
+  }
+});
+
+it('every address family has its index sequence; a database of counters goes on where each stood', async () => {
+  // The migrations up to the counters' last one, from a copy of the folder; then counters as a running gateway left them.
+  const old = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-migrations-'));
+  const upTo = journal.entries.findIndex((e) => e.tag === '0010_derivation_sequences');
+  fs.mkdirSync(path.join(old, 'meta'));
+  fs.writeFileSync(path.join(old, 'meta/_journal.json'), JSON.stringify({ ...journal, entries: journal.entries.slice(0, upTo) }));
+  for (const e of journal.entries.slice(0, upTo)) fs.copyFileSync(path.join(MIGRATIONS_FOLDER, `${e.tag}.sql`), path.join(old, `${e.tag}.sql`));
+  const client = new PGlite();
+  try {
+    const db = drizzle(client) as unknown as Db;
+    await migrate(drizzle(client), { migrationsFolder: old });
+    await db.execute(sql`INSERT INTO derivation_counters (family, next_index) VALUES ('evm', 7), ('ltc', 0), ('retired', 3)`);
+    await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_FOLDER });
+    expect(await peekNextIndex(db, 'evm')).toBe(7n);
+    expect(await takeIndexes(db, 'evm', 2)).toEqual([7n, 8n]);
+    expect(await takeIndexes(db, 'ltc', 1)).toEqual([0n]);
+    expect(await peekNextIndex(db, 'retired')).toBe(3n);
+    for (const family of new Set(Object.values(NETWORKS).map((n) => n.addressFamily))) {
+      expect([family, (await takeIndexes(db, family, 1))[0] >= 0n]).toEqual([family, true]);
+    }
+    const [{ n }] = rowsOf<{ n: number }>(await db.execute(sql`SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'derivation_counters'`));
+    expect(n).toBe(0);
+  } finally {
+    await client.close();
+    fs.rmSync(old, { recursive: true, force: true });
   }
 });

@@ -2,7 +2,8 @@ import { asc, eq, and, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { oncePerDb } from '../prepared';
 import type { Tx } from './public-material';
-import { chainCursors, configTickers, deliveryAttempts, derivationCounters, paymentConfigs, payments } from '../schema';
+import { chainCursors, configTickers, deliveryAttempts, paymentConfigs, payments } from '../schema';
+import { takeIndexes } from './derivation';
 
 export type PaymentConfigRow = typeof paymentConfigs.$inferSelect;
 
@@ -69,9 +70,9 @@ class AlreadyExists extends Error {}
 
 /**
  * The configuration of a callback URL, created once. A new one takes the next derivation index of its
- * address family and its address_in from `deriveAddressIn(index)`, in one transaction: the counter row
- * lock orders concurrent creates of a family, and the unique callback_url index makes every create but
- * the first find the existing row (the loser rolls back, so its counter step leaves no gap).
+ * address family (its sequence) and its address_in from `deriveAddressIn(index)`, in one transaction: the
+ * unique callback_url index makes every create but the first find the existing row (a loser's index is
+ * skipped).
  * `created` says whether this call made it; the caller compares families.
  */
 export async function createOrGetConfig(
@@ -86,12 +87,7 @@ export async function createOrGetConfig(
       let index: bigint;
       let addressIn: string;
       if (typeof deriveAddressIn === 'function') {
-        const [counter] = await tx
-          .insert(derivationCounters)
-          .values({ family: input.family, nextIndex: 1n })
-          .onConflictDoUpdate({ target: derivationCounters.family, set: { nextIndex: sql`${derivationCounters.nextIndex} + 1` } })
-          .returning({ nextIndex: derivationCounters.nextIndex });
-        index = counter.nextIndex - 1n;
+        [index] = await takeIndexes(tx, input.family, 1);
         addressIn = deriveAddressIn(index);
       } else {
         // A pre-derived address (no public derivation): taken in this transaction, given back on rollback.

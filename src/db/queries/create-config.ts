@@ -1,7 +1,8 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client';
-import { preparedStatement } from '../prepared';
+import { preparedStatement, rowsOf } from '../prepared';
 import type { NewPaymentConfig } from './configs';
+import { nextIndexSql } from './derivation';
 import { AddressPoolEmptyError } from './public-material';
 
 /** A named value of a prepared statement. */
@@ -10,11 +11,12 @@ const $ = (name: string) => sql.placeholder(name);
 /**
  * SPEC 4.6 create in one round trip: one statement reads the callback's existing configuration and whether
  * address_out is one of our deposit addresses, and only for a new callback with a payout address of its
- * own advances the family's counter, takes that index's address and inserts the configuration and its
- * ticker. (createLookup, the read alone, serves requests with other errors to report.) As one statement
- * it is one transaction: the counter's row lock is held only inside the server, never across
- * a round trip to the API, and any failure (the callback created meanwhile, no address for the index)
- * rolls the counter step back, so no index is ever skipped.
+ * own takes the family's next index (its sequence: src/db/queries/derivation.ts) and that index's address,
+ * and inserts the configuration and its ticker. (createLookup, the read alone, serves requests with other
+ * errors to report.) As one statement it is one transaction, and nothing in it waits on another create:
+ * the sequence holds no lock, and a pool address is taken SKIP LOCKED. A failure (the callback created
+ * meanwhile, no address stored for the index) rolls everything back but the sequence step: that index is
+ * skipped, never handed out again.
  */
 
 /** Where a new configuration's address_in comes from. */
@@ -59,11 +61,6 @@ interface ConfigRow {
 
 const RETURNED = sql.raw('id, callback_url, ticker, family, address_in, address_out, derivation_index, priority, minimum_transaction_base::text AS minimum_transaction_base');
 
-/** Rows of a raw query, from node-postgres and PGlite alike. */
-function rowsOf<T>(result: unknown): T[] {
-  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
-}
-
 const toConfig = (r: ConfigRow): CreatedConfig => ({
   id: r.id,
   callbackUrl: r.callback_url,
@@ -106,10 +103,7 @@ const FREE_TO_INSERT = sql.raw('(SELECT NOT out_is_deposit AND existing_id IS NU
 function addressRow(kind: AddressSource['kind']): SQL {
   if (kind === 'derived') {
     return sql`
-      idx AS (
-        INSERT INTO derivation_counters AS c (family, next_index) SELECT ${$('family')}::text, 1 WHERE ${FREE_TO_INSERT}
-        ON CONFLICT (family) DO UPDATE SET next_index = c.next_index + 1
-        RETURNING c.next_index - 1 AS i),
+      idx AS (SELECT ${nextIndexSql(sql`${$('family')}::text`)} AS i WHERE ${FREE_TO_INSERT}),
       addr AS (
         SELECT idx.i AS derivation_index,
                (SELECT d.address FROM derived_addresses d WHERE d.source = ${$('source')}::text AND d.derivation_index = idx.i) AS address

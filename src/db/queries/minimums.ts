@@ -1,12 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client';
+import { rowsOf } from '../prepared';
 import { assetMinimums } from '../schema';
 import type { MinimumState } from '../../domain/minimum';
-
-/** Rows of a raw query, from node-postgres and PGlite alike. */
-function rowsOf<T>(result: unknown): T[] {
-  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
-}
 
 interface StateRow {
   ticker: string;

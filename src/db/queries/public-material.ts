@@ -1,6 +1,7 @@
 import { and, count, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../client';
-import { addressPool, derivationCounters, publicMaterial } from '../schema';
+import { addressPool, publicMaterial } from '../schema';
+import { takeIndexes } from './derivation';
 
 /** A transaction handle, as drizzle passes it to db.transaction's callback. */
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
@@ -28,19 +29,14 @@ export async function poolFree(db: Db, network: string): Promise<number> {
 }
 
 /**
- * Adds `n` addresses to a network's pool: the family's derivation counter advances by n in the same
- * transaction (so a pool index is never also handed out by the counter), each index derived by `derive`.
+ * Adds `n` addresses to a network's pool: n indexes taken from the family's sequence (so a pool index is
+ * never also handed out to another address), each derived by `derive`.
  */
 export async function addToPool(db: Db, network: string, family: string, n: number, derive: (index: bigint) => string): Promise<void> {
   if (n <= 0) return;
   await db.transaction(async (tx) => {
-    const [counter] = await tx
-      .insert(derivationCounters)
-      .values({ family, nextIndex: BigInt(n) })
-      .onConflictDoUpdate({ target: derivationCounters.family, set: { nextIndex: sql`${derivationCounters.nextIndex} + ${n}` } })
-      .returning({ nextIndex: derivationCounters.nextIndex });
-    const first = counter.nextIndex - BigInt(n);
-    const rows = Array.from({ length: n }, (_, k) => ({ network, derivationIndex: first + BigInt(k), address: derive(first + BigInt(k)) }));
+    const indexes = await takeIndexes(tx, family, n);
+    const rows = indexes.map((derivationIndex) => ({ network, derivationIndex, address: derive(derivationIndex) }));
     await tx.insert(addressPool).values(rows);
   });
 }

@@ -1,0 +1,32 @@
+import { sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../client';
+import { rowsOf } from '../prepared';
+import type { Tx } from './public-material';
+
+/**
+ * Each address family's HD derivation indexes come from a PostgreSQL sequence of its own
+ * (`derivation_index_<family>`, drizzle/0010_derivation_sequences.sql), shared by every process: creates of
+ * derived addresses, the worker's Solana pool. A sequence hands each index out once and is never rolled
+ * back, so concurrent creates never wait on each other's commit; an index taken by a create that then
+ * rolled back is skipped (a gap, never a second owner of one address).
+ */
+
+/** `nextval` of a family's sequence; the family as a bound value (text). */
+export function nextIndexSql(family: SQL): SQL {
+  return sql`nextval(('derivation_index_' || ${family})::regclass)`;
+}
+
+/** The next index the family's sequence will hand out, without taking it: 0 for a family with no sequence. */
+export async function peekNextIndex(db: Db, family: string): Promise<bigint> {
+  const result = await db.execute(sql`
+    SELECT coalesce(last_value + 1, start_value) AS next FROM pg_sequences
+    WHERE schemaname = current_schema() AND sequencename = ${`derivation_index_${family}`}`);
+  const [row] = rowsOf<{ next: string | number | bigint }>(result);
+  return row ? BigInt(String(row.next)) : 0n;
+}
+
+/** `n` indexes of the family, each handed out once (in order, though not necessarily adjacent). */
+export async function takeIndexes(tx: Db | Tx, family: string, n: number): Promise<bigint[]> {
+  const result = await tx.execute(sql`SELECT ${nextIndexSql(sql`${family}::text`)} AS i FROM generate_series(1, ${n}::integer) ORDER BY 1`);
+  return rowsOf<{ i: string | number | bigint }>(result).map((r) => BigInt(String(r.i)));
+}
