@@ -13,7 +13,7 @@ export interface Network {
   family: Family;
   /**
    * Address family for configurations: a callback URL belongs to exactly one (SPEC 4.6 rule 2), and
-   * `address_in` derivation counters are kept per address family. UTXO coins each have their own
+   * `address_in` derivation indexes are taken per address family (one sequence each). UTXO coins each have their own
    * address format; every EVM asset shares one address, as does every Solana asset.
    */
   addressFamily: string;
