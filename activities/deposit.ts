@@ -6,6 +6,7 @@ import {
   loadConfig,
   loadPayment,
   moveResult,
+  recordFinality,
   storeSnapshotOnce,
   updatePayment,
   type ConfigRow,
@@ -18,7 +19,7 @@ import { formatUnits } from '../src/domain/money';
 import { logger } from '../src/observability/logger';
 import { depositsObserved } from '../src/observability/metrics';
 import type { PriceSource } from '../src/prices/source';
-import { createForwardActivities, type ForwardFate, type ForwardOptions } from './forward';
+import { createForwardActivities, type ForwardFate, type ForwardOptions, type LoadedPayment } from './forward';
 import { asset, planFromJson, toDeposit } from './forward-support';
 import { chooseFeeFor, minimumFor, priceOfNativeInAsset } from './pricing';
 export type { ForwardFate } from './forward';
@@ -158,13 +159,21 @@ export function createDepositActivities(deps: DepositDeps) {
     }
   }
 
-  async function readConfirmations(payment: PaymentRow, config: ConfigRow): Promise<ConfirmationsReading> {
+  /** One reading of the node, not stored (observeConfirmations); readConfirmations stores what it shows. */
+  async function observeConfirmations(payment: PaymentRow, config: ConfigRow): Promise<ConfirmationsReading> {
     const adapter = await deps.adapter(payment.network);
     const c = await adapter.confirmations(toDeposit(payment, config));
     if (c.status === 'reorged') return { status: 'reorged', confirmations: 0, observedAt: c.observedAt.toString() };
     const shown = isSolFamily(asset(payment.ticker)) ? Math.min(c.confirmations, 1) : c.confirmations;
-    if (shown !== payment.confirmations) await updatePayment(db, payment.uuid, { confirmations: shown });
     return { status: c.status, confirmations: shown };
+  }
+
+  async function readConfirmations(payment: PaymentRow, config: ConfigRow): Promise<ConfirmationsReading> {
+    const reading = await observeConfirmations(payment, config);
+    if (reading.status !== 'reorged' && reading.confirmations !== payment.confirmations) {
+      await updatePayment(db, payment.uuid, { confirmations: reading.confirmations });
+    }
+    return reading;
   }
 
   /**
@@ -172,8 +181,8 @@ export function createDepositActivities(deps: DepositDeps) {
    * broadcast, with the confirmed snapshot written when it says mined. A reading that fails is no
    * reading: the workflow makes its own.
    */
-  async function forwardWithFate(uuid: string, opts: ForwardOptions & { fate?: boolean } = {}): Promise<ForwardSent> {
-    const sent = await forward.forward(uuid, opts);
+  async function forwardWithFate(uuid: string, opts: ForwardOptions & { fate?: boolean } = {}, loaded?: LoadedPayment): Promise<ForwardSent> {
+    const sent = await forward.forward(uuid, opts, loaded);
     if (!opts.fate) return sent;
     try {
       return { ...sent, ...(await withSnapshot(uuid, await forward.forwardFate(uuid))) };
@@ -261,14 +270,22 @@ export function createDepositActivities(deps: DepositDeps) {
      * for good when it is permanent). A node that does not answer the reading throws, as `confirmations`.
      */
     async confirmationsThenForward(uuid: string): Promise<DueReading> {
-      const { payment, config } = await loadPayment(db, uuid);
-      const reading = await readConfirmations(payment, config);
+      const loaded = await loadPayment(db, uuid);
+      const { payment, config } = loaded;
+      const reading = await observeConfirmations(payment, config);
       const final = reading.status === 'confirmed' && reading.confirmations >= info(payment, config).requiredConfirmations;
       // Past pending (processing, or sent once that step's reading found the forward mined): finality was settled.
       const settled = ['processing', 'sent', 'done'].includes(payment.result);
-      if (!final && !settled) return { reading };
+      if (!final && !settled) {
+        if (reading.status !== 'reorged' && reading.confirmations !== payment.confirmations) {
+          await updatePayment(db, uuid, { confirmations: reading.confirmations });
+        }
+        return { reading };
+      }
       try {
-        return { reading, forward: { sent: await forwardWithFate(uuid, { processing: true, fate: true }) } };
+        // The confirmations shown and, from pending, processing: one write.
+        await recordFinality(db, uuid, reading.status === 'reorged' ? undefined : reading.confirmations);
+        return { reading, forward: { sent: await forwardWithFate(uuid, { fate: true }, loaded) } };
       } catch (e) {
         const error = e instanceof Error ? e.message : String(e);
         logger.warn({ payment: uuid, err: error }, 'forward right after finality failed; the workflow forwards again');

@@ -28,6 +28,9 @@ export type ForwardFate =
   | { status: 'failed'; txidOut: string; reason: string }
   | { status: 'replaceable'; txidOut: string; reason: string; observedAt: string };
 
+/** A payment and its configuration as loadPayment read them. */
+export type LoadedPayment = Awaited<ReturnType<typeof loadPayment>>;
+
 export interface ForwardOptions {
   /** Moves the payment to processing first (the workflow's own record_processing step before the `fused-forward-steps` patch). */
   processing?: boolean;
@@ -41,9 +44,9 @@ export function createForwardActivities(deps: DepositDeps) {
      * Moves the payment to processing (with `processing`, a no-op when already there), then signs and
      * broadcasts the forward (send, below). Idempotent: a stored forward is re-sent, never signed twice.
      */
-    async forward(uuid: string, opts: ForwardOptions = {}): Promise<{ txidOut: string; refused?: string }> {
+    async forward(uuid: string, opts: ForwardOptions = {}, loaded?: LoadedPayment): Promise<{ txidOut: string; refused?: string }> {
       if (opts.processing) await moveResult(db, uuid, ['pending'], 'processing');
-      return send(uuid);
+      return send(uuid, loaded);
     },
 
     forwardFate,
@@ -87,8 +90,9 @@ export function createForwardActivities(deps: DepositDeps) {
    * nonce is taken. A broadcast the node refuses is a reading, not a verdict: the workflow re-sends
    * the same bytes and lets the chain decide (forwardFate).
    */
-  async function send(uuid: string): Promise<{ txidOut: string; refused?: string }> {
-    const { payment, config } = await loadPayment(db, uuid);
+  async function send(uuid: string, loaded?: LoadedPayment): Promise<{ txidOut: string; refused?: string }> {
+    // What names the lock (network, address_in) never changes: a caller's earlier read serves; the lock's holder reads afresh.
+    const { payment, config } = loaded ?? (await loadPayment(db, uuid));
     const adapter = await deps.adapter(payment.network);
     const a = asset(payment.ticker);
     return withHeartbeat(() => deps.withLock(`forward:${payment.network}:${config.addressIn}`, async () => {

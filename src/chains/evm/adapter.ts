@@ -48,6 +48,9 @@ export interface EvmAdapterOptions {
   lock?: <T>(name: string, fn: () => Promise<T>) => Promise<T>;
 }
 
+/** Address_in wallets an adapter keeps (EvmAdapter.wallet). */
+const WALLETS_KEPT = 4096;
+
 export class EvmAdapter implements ChainAdapter {
   readonly network: string;
   readonly provider: JsonRpcProvider;
@@ -55,6 +58,7 @@ export class EvmAdapter implements ChainAdapter {
   private readonly locks = new KeyedMutex();
   private readonly scanner: BlockScanner;
   private tank: Wallet | undefined;
+  private readonly wallets = new Map<bigint, Wallet>();
 
   constructor(private readonly opts: EvmAdapterOptions) {
     this.network = opts.network;
@@ -73,8 +77,19 @@ export class EvmAdapter implements ChainAdapter {
     return this.wallet(index).address;
   }
 
+  /**
+   * The wallet of address_in `index`, kept for the next forward from it: a derivation and two public keys in
+   * JS each time otherwise (a few ms of the worker's one thread, per forward). The keys are the seed's,
+   * already in this process; the map is bounded and starts over when full.
+   */
   wallet(index: bigint): Wallet {
-    return deriveEvmWallet(this.opts.seed, this.network, this.opts.mode, index).wallet.connect(this.provider);
+    let w = this.wallets.get(index);
+    if (!w) {
+      if (this.wallets.size >= WALLETS_KEPT) this.wallets.clear();
+      w = deriveEvmWallet(this.opts.seed, this.network, this.opts.mode, index).wallet.connect(this.provider);
+      this.wallets.set(index, w);
+    }
+    return w;
   }
 
   /** The gas tank's wallet, made once (a key derivation and a public key each time otherwise). */

@@ -1,4 +1,4 @@
-import { Transaction, type JsonRpcProvider, type Wallet } from 'ethers';
+import { keccak256, type JsonRpcProvider, type Wallet } from 'ethers';
 import { InsufficientAmountError, InvalidRequestError, type ForwardPlan, type ForwardRequest, type SignedTx } from '../adapter';
 import { ERC20 } from './erc20';
 import { ETH_TRANSFER_GAS, TOKEN_TRANSFER_GAS_FALLBACK, eip1559Fees } from './fees';
@@ -16,7 +16,9 @@ async function sign(
   tx: { to: string; value: bigint; data?: string; gasLimit: bigint; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint; nonce: number },
 ): Promise<SignedTx> {
   const raw = await from.signTransaction({ type: 2, chainId: ctx.chainId, ...tx, data: tx.data ?? '0x' });
-  return { role, raw, txid: Transaction.from(raw).hash! };
+  // A typed transaction's hash is the keccak of its signed bytes (what Transaction.from(raw).hash
+  // computes after decoding and encoding them again).
+  return { role, raw, txid: keccak256(raw) };
 }
 
 const nonceOf = (ctx: ForwardContext, address: string) => ctx.provider.getTransactionCount(address, 'pending');

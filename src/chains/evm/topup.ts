@@ -1,4 +1,4 @@
-import { Transaction, type JsonRpcProvider, type Wallet } from 'ethers';
+import { keccak256, Transaction, type JsonRpcProvider, type Wallet } from 'ethers';
 import type { ForwardPlan } from '../adapter';
 
 export interface TopupIo {
@@ -38,11 +38,13 @@ export async function ensureTopup(io: TopupIo, plan: ForwardPlan): Promise<strin
       await io.send(topup.raw, topup.txid);
       return topup.txid;
     }
-    const again = stored.clone();
+    // The parsed top-up itself, unsigned: a clone of a signed transaction recovers its sender's public key
+    // (pure-JS secp256k1, milliseconds of the worker's thread each time).
+    const again = stored;
     again.signature = null;
     again.nonce = nonce;
     const raw = await tank.signTransaction(again);
-    const txid = Transaction.from(raw).hash!;
+    const txid = keccak256(raw);
     const next: ForwardPlan = {
       ...plan,
       txs: plan.txs.map((t, i) => (i === at ? { role: 'gas-topup', raw, txid } : t)),

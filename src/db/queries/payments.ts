@@ -86,6 +86,21 @@ export async function updatePayment(db: Db, uuid: string, set: Partial<typeof pa
   await db.update(payments).set({ ...set, lastUpdate: new Date() }).where(eq(payments.uuid, uuid));
 }
 
+/**
+ * A reading that found the deposit final, in one write: the confirmations it shows (unless undefined) and
+ * the result moved from pending to processing (any other result stays).
+ */
+export async function recordFinality(db: Db, uuid: string, confirmations: number | undefined): Promise<void> {
+  await db
+    .update(payments)
+    .set({
+      ...(confirmations !== undefined ? { confirmations } : {}),
+      result: sql`CASE WHEN ${payments.result} = 'pending' THEN 'processing' ELSE ${payments.result} END`,
+      lastUpdate: new Date(),
+    })
+    .where(eq(payments.uuid, uuid));
+}
+
 /** Moves the result only from one of `from`; returns whether it moved (guards against going backwards). */
 export async function moveResult(db: Db, uuid: string, from: PaymentResult[], to: PaymentResult, reason?: string): Promise<boolean> {
   const moved = await db
