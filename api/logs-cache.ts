@@ -1,5 +1,6 @@
 import type { Hearer, Listener } from '../src/db/client';
 import { logsCacheReads } from '../src/observability/metrics';
+import { cachedBody, type CachedBody } from './cached-body';
 
 /** The channel the database's triggers (drizzle/0009_logs_notify.sql) name a changed configuration on. */
 export const LOGS_CHANNEL = 'gateway_logs';
@@ -11,6 +12,8 @@ interface Entry {
   /** What a notice may name to make this body untrue: its configuration, and 'tip:<network>' if it counts from the tip. */
   names: string[];
   body: string;
+  /** Its bytes and ETag, made at its first serving (sendCached). */
+  served?: CachedBody;
 }
 
 export interface LogsCacheLimits {
@@ -68,11 +71,22 @@ export class LogsCache implements Hearer {
 
   /** The kept body for `key`, once every notice of a commit made before this call has been heard. */
   async lookup(key: string): Promise<string | undefined> {
-    const body = this.heard && this.entries.has(key) && (await this.sync()) && this.heard ? this.entries.get(key)?.body : undefined;
-    if (body === undefined) this.misses++;
+    return (await this.find(key))?.body;
+  }
+
+  /** lookup's body as the bytes and ETag to serve (made once per kept body). */
+  async lookupServed(key: string): Promise<CachedBody | undefined> {
+    const entry = await this.find(key);
+    if (entry) entry.served ??= cachedBody(entry.body);
+    return entry?.served;
+  }
+
+  private async find(key: string): Promise<Entry | undefined> {
+    const entry = this.heard && this.entries.has(key) && (await this.sync()) && this.heard ? this.entries.get(key) : undefined;
+    if (entry === undefined) this.misses++;
     else this.hits++;
-    logsCacheReads.inc({ result: body === undefined ? 'miss' : 'hit' });
-    return body;
+    logsCacheReads.inc({ result: entry === undefined ? 'miss' : 'hit' });
+    return entry;
   }
 
   /** A round trip on the listening connection that starts now or after the one in flight. */

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { routeAssetViews } from '../asset-cache';
 import { confirmationsRequired, isServed, minimumText, type AssetView } from '../assets';
+import { cachedBody, sendCached, type CachedBody } from '../cached-body';
 import type { PublicDeps } from '../deps';
 import { DecimalString, errorResponses } from '../schemas';
 
@@ -45,14 +46,14 @@ function catalogBody(views: AssetView[]): string {
 }
 
 /** The body of one list of views, built once: a cached list is served as the same bytes. */
-const bodies = new WeakMap<AssetView[], string>();
+const bodies = new WeakMap<AssetView[], CachedBody>();
 
 export function catalogRoutes(deps: PublicDeps, r: Router = Router()): Router {
   r.get('/api/cryptocurrencies', async (_req, res) => {
     const views = await routeAssetViews(deps);
     let body = bodies.get(views);
-    if (body === undefined) bodies.set(views, (body = catalogBody(views)));
-    res.type('application/json').send(body);
+    if (body === undefined) bodies.set(views, (body = cachedBody(catalogBody(views))));
+    sendCached(res, body);
   });
   return r;
 }

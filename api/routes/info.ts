@@ -5,6 +5,7 @@ import { tickerFromPath } from '../../src/domain/assets';
 import { formatUnits } from '../../src/domain/money';
 import { routeAsset } from '../asset-cache';
 import { confirmationsRequired, type AssetView } from '../assets';
+import { cachedBody, sendCached, type CachedBody } from '../cached-body';
 import type { PublicDeps } from '../deps';
 import { DecimalString, TickerParams, errorResponses } from '../schemas';
 
@@ -34,14 +35,14 @@ function infoBody(v: AssetView): string {
 }
 
 /** The body of one view, built once: a cached view is served as the same bytes. */
-const bodies = new WeakMap<AssetView, string>();
+const bodies = new WeakMap<AssetView, CachedBody>();
 
 export function infoRoutes(deps: PublicDeps, r: Router = Router()): Router {
   r.get('/api/:ticker/info', async (req, res) => {
     const v = await routeAsset(deps, tickerFromPath(req.params.ticker), { servedOnly: true });
     let body = bodies.get(v);
-    if (body === undefined) bodies.set(v, (body = infoBody(v)));
-    res.type('application/json').send(body);
+    if (body === undefined) bodies.set(v, (body = cachedBody(infoBody(v))));
+    sendCached(res, body);
   });
   return r;
 }

@@ -7,6 +7,7 @@ import { GatewayError } from '../../src/domain/errors';
 import { formatUnits } from '../../src/domain/money';
 import { routeAsset } from '../asset-cache';
 import type { AssetView } from '../assets';
+import { sendCached } from '../cached-body';
 import type { PublicDeps } from '../deps';
 import { DecimalString, TickerParams, errorResponses, fieldErrors } from '../schemas';
 import { CALLBACK_URL_MAX } from '../validation/callback-url';
@@ -130,9 +131,9 @@ export function logsRoutes(deps: PublicDeps, r: Router = Router()): Router {
     // A kept body answered a query that passed LogsQuery with this very callback string.
     const callback = cache && onlyCallback(req.query as Record<string, unknown>);
     const key = callback === undefined ? undefined : `${v.asset.ticker}\n${callback}`;
-    const kept = key === undefined ? undefined : await cache!.lookup(key);
+    const kept = key === undefined ? undefined : await cache!.lookupServed(key);
     if (kept !== undefined) {
-      res.type('application/json').send(kept);
+      sendCached(res, kept);
       return;
     }
     const since = cache?.begin() ?? -1;

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import etag from 'etag';
 import { sql } from 'drizzle-orm';
 import { ASSETS } from '../../src/domain/assets';
 import { allChains, startApi, type TestApi } from './helpers';
@@ -94,6 +96,30 @@ describe('GET /api/cryptocurrencies', () => {
       expect((await api.json('/api/cryptocurrencies')).body).toEqual({});
     } finally {
       api.deps.chains = chains;
+    }
+  });
+});
+
+describe('a body served again (catalog, info)', () => {
+  it('carries the ETag Express makes of its bytes; a matching If-None-Match gets 304 and no body', async () => {
+    for (const path of ['/api/cryptocurrencies', '/api/eth/info']) {
+      const first = await fetch(`${api.base}${path}`);
+      const text = await first.text();
+      expect([path, first.headers.get('etag')]).toEqual([path, etag(Buffer.from(text), { weak: true })]);
+      expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      const again = await fetch(`${api.base}${path}`);
+      expect(await again.text()).toBe(text);
+      // node:http, not fetch: fetch adds Cache-Control: no-cache to a conditional request, which no server answers with 304.
+      const fresh = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
+        http
+          .get(`${api.base}${path}`, { headers: { 'if-none-match': first.headers.get('etag')! } }, (res) => {
+            let body = '';
+            res.on('data', (c: Buffer) => (body += c.toString()));
+            res.on('end', () => resolve({ status: res.statusCode, body }));
+          })
+          .on('error', reject);
+      });
+      expect([path, fresh.status, fresh.body]).toEqual([path, 304, '']);
     }
   });
 });
