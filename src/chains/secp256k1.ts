@@ -2,17 +2,21 @@ import * as tiny from 'tiny-secp256k1';
 import type { TinySecp256k1Interface } from 'bip32';
 
 /**
- * secp256k1 for public derivation in the API (derived_addresses): tiny-secp256k1 with its two public-key
- * operations taken from libsecp256k1's native binding (the `secp256k1` package's prebuilt addon) when it
- * loads. Measured here: a point tweak-add in 51 µs native against 259 µs in tiny-secp256k1's WebAssembly;
- * it was a quarter of the API's CPU under a burst of creates. Without the addon (another platform, a
- * failed load) it is plain tiny-secp256k1: the same results, slower. Nothing secret goes through it.
+ * secp256k1 from libsecp256k1, the library Bitcoin Core signs with: its native binding (the `secp256k1`
+ * package's prebuilt addon) when it loads, else tiny-secp256k1 (the same library in WebAssembly): the same
+ * results, slower.
+ * - Public derivation in the API (derived_addresses): a point tweak-add in 51 µs native against 259 µs in
+ *   WebAssembly; it was a quarter of the API's CPU under a burst of creates. Nothing secret.
+ * - The worker's EVM signatures and public keys (src/chains/evm/signing-key.ts): ethers does both in pure
+ *   JS, milliseconds of the worker's one thread per forward. A private key goes in, is used, is not kept.
  */
 
 interface NativeSecp256k1 {
   publicKeyTweakAdd(publicKey: Uint8Array, tweak: Uint8Array, compressed?: boolean): Uint8Array;
   publicKeyConvert(publicKey: Uint8Array, compressed?: boolean): Uint8Array;
   publicKeyVerify(publicKey: Uint8Array): boolean;
+  publicKeyCreate(privateKey: Uint8Array, compressed?: boolean): Uint8Array;
+  ecdsaSign(message: Uint8Array, privateKey: Uint8Array): { signature: Uint8Array; recid: number };
 }
 
 function loadNative(): NativeSecp256k1 | undefined {
@@ -60,3 +64,21 @@ function isPoint(p: Uint8Array): boolean {
 
 /** tiny-secp256k1's interface for bip32, public derivation on the native path. */
 export const publicDerivationEcc: TinySecp256k1Interface = { ...tiny, pointAddScalar, isPoint };
+
+/** The public key of a private key (33-byte compressed or 65-byte uncompressed). */
+export function publicKeyOf(privateKey: Uint8Array, compressed: boolean): Uint8Array {
+  if (native) return native.publicKeyCreate(privateKey, compressed);
+  const p = tiny.pointFromScalar(privateKey, compressed);
+  if (!p) throw new Error('not a private key');
+  return p;
+}
+
+/**
+ * An ECDSA signature of a 32-byte digest: r‖s (64 bytes, low s) and the recovery id. The nonce is RFC 6979's,
+ * as in ethers and every wallet: the same key and digest always give the same signature.
+ */
+export function signRecoverable(digest: Uint8Array, privateKey: Uint8Array): { signature: Uint8Array; recid: number } {
+  if (native) return native.ecdsaSign(digest, privateKey);
+  const s = tiny.signRecoverable(digest, privateKey);
+  return { signature: s.signature, recid: s.recoveryId };
+}

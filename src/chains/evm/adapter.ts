@@ -1,4 +1,4 @@
-import { getAddress, isError, JsonRpcProvider, Network, Transaction, Wallet } from 'ethers';
+import { getAddress, isError, JsonRpcProvider, Network, Transaction, type Wallet } from 'ethers';
 import { ASSETS, type Priority } from '../../domain/assets';
 import type { HdSeed } from '../keys';
 import type { ChainMode } from '../config';
@@ -27,6 +27,7 @@ import { KeyedMutex } from './nonces';
 import { ensureTopup } from './topup';
 import { parseTransferLog } from './erc20';
 import { BlockScanner, NATIVE_INDEX, nodeCall } from './scan';
+import { nativeWallet } from './signing-key';
 
 export { NATIVE_INDEX };
 
@@ -94,7 +95,7 @@ export class EvmAdapter implements ChainAdapter {
 
   /** The gas tank's wallet, made once (a key derivation and a public key each time otherwise). */
   gasTank(): Wallet {
-    this.tank ??= new Wallet(Buffer.from(evmGasTankKey(this.opts.seed)).toString('hex'), this.provider);
+    this.tank ??= nativeWallet(evmGasTankKey(this.opts.seed), this.provider);
     return this.tank;
   }
 

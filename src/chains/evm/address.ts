@@ -1,6 +1,7 @@
-import { computeAddress, getAddress, Wallet, ZeroAddress } from 'ethers';
+import { getAddress, ZeroAddress, type Wallet } from 'ethers';
 import type { ChainMode } from '../config';
 import { derivationPath, type HdSeed } from '../keys';
+import { nativeWallet } from './signing-key';
 
 /**
  * An EVM payout address: `0x` and 40 hex digits. All-lowercase and all-uppercase hex carry no
@@ -49,6 +50,7 @@ export interface EvmKey {
 export function deriveEvmWallet(seed: HdSeed, networkId: string, _mode: ChainMode, index: bigint): EvmKey {
   const path = derivationPath(networkId, index);
   const node = seed.secp256k1(path);
-  const wallet = new Wallet('0x' + Buffer.from(node.privateKey!).toString('hex'));
-  return { path, address: computeAddress('0x' + Buffer.from(node.publicKey).toString('hex')), wallet };
+  // Its public key and signatures from libsecp256k1 (src/chains/evm/signing-key.ts), not ethers' pure JS.
+  const wallet = nativeWallet(node.privateKey!);
+  return { path, address: wallet.address, wallet };
 }
