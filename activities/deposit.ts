@@ -182,8 +182,12 @@ export function createDepositActivities(deps: DepositDeps) {
    * reading: the workflow makes its own.
    */
   async function forwardWithFate(uuid: string, opts: ForwardOptions & { fate?: boolean } = {}, loaded?: LoadedPayment): Promise<ForwardSent> {
-    const sent = await forward.forward(uuid, opts, loaded);
+    const { signedNow, ...sent } = await forward.forward(uuid, opts, loaded);
     if (!opts.fate) return sent;
+    // Signed and accepted by the node a moment ago: it is in the mempool, and a reading now would say so at
+    // the cost of a read and the node's round trips on the worker's one thread. A stored forward sent again
+    // is read: it may be mined already.
+    if (signedNow) return { ...sent, fate: { status: 'pending', txidOut: sent.txidOut, note: 'broadcast now' } };
     try {
       return { ...sent, ...(await withSnapshot(uuid, await forward.forwardFate(uuid))) };
     } catch (e) {

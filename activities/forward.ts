@@ -28,6 +28,14 @@ export type ForwardFate =
   | { status: 'failed'; txidOut: string; reason: string }
   | { status: 'replaceable'; txidOut: string; reason: string; observedAt: string };
 
+/** A forward sent: its txid, the node's refusal (a reading, not a verdict), and whether this call signed it. */
+export interface Broadcast {
+  txidOut: string;
+  refused?: string;
+  /** Signed, stored and accepted by the node in this very call (not a stored forward sent again). */
+  signedNow?: boolean;
+}
+
 /** A payment and its configuration as loadPayment read them. */
 export type LoadedPayment = Awaited<ReturnType<typeof loadPayment>>;
 
@@ -44,7 +52,7 @@ export function createForwardActivities(deps: DepositDeps) {
      * Moves the payment to processing (with `processing`, a no-op when already there), then signs and
      * broadcasts the forward (send, below). Idempotent: a stored forward is re-sent, never signed twice.
      */
-    async forward(uuid: string, opts: ForwardOptions = {}, loaded?: LoadedPayment): Promise<{ txidOut: string; refused?: string }> {
+    async forward(uuid: string, opts: ForwardOptions = {}, loaded?: LoadedPayment): Promise<Broadcast> {
       if (opts.processing) await moveResult(db, uuid, ['pending'], 'processing');
       return send(uuid, loaded);
     },
@@ -90,7 +98,7 @@ export function createForwardActivities(deps: DepositDeps) {
    * nonce is taken. A broadcast the node refuses is a reading, not a verdict: the workflow re-sends
    * the same bytes and lets the chain decide (forwardFate).
    */
-  async function send(uuid: string, loaded?: LoadedPayment): Promise<{ txidOut: string; refused?: string }> {
+  async function send(uuid: string, loaded?: LoadedPayment): Promise<Broadcast> {
     // What names the lock (network, address_in) never changes: a caller's earlier read serves; the lock's holder reads afresh.
     const { payment, config } = loaded ?? (await loadPayment(db, uuid));
     const adapter = await deps.adapter(payment.network);
@@ -98,6 +106,7 @@ export function createForwardActivities(deps: DepositDeps) {
     return withHeartbeat(() => deps.withLock(`forward:${payment.network}:${config.addressIn}`, async () => {
       const fresh = await loadPayment(db, uuid);
       let plan: ForwardPlan;
+      let signedNow = false;
       if (fresh.payment.forwardRaw) {
         plan = planFromJson(fresh.payment.forwardRaw);
       } else {
@@ -140,6 +149,7 @@ export function createForwardActivities(deps: DepositDeps) {
           throw e;
         }
         if (!stored) plan = planFromJson((await loadPayment(db, uuid)).payment.forwardRaw!);
+        signedNow = stored;
       }
       const txidOut = plan.txidOut;
       try {
@@ -150,7 +160,7 @@ export function createForwardActivities(deps: DepositDeps) {
         return { txidOut, refused: e.message };
       }
       forwards.inc({ ticker: payment.ticker, outcome: 'broadcast' });
-      return { txidOut };
+      return signedNow ? { txidOut, signedNow } : { txidOut };
     }));
   }
 

@@ -74,11 +74,11 @@ test('below the required confirmations it only reads; the reading that finds fin
   expect(due.reading).toEqual({ status: 'confirmed', confirmations: REQUIRED });
   if (!due.forward || !('sent' in due.forward)) throw new Error(`no forward: ${JSON.stringify(due.forward)}`);
   const { txidOut } = due.forward.sent;
-  // anvil mines a transaction as it arrives: the first reading may already find the forward mined.
-  expect(due.forward.sent.fate).toEqual({ status: expect.stringMatching(/^(pending|confirmed)$/), txidOut });
+  // Signed and accepted a moment ago: pending without a reading of the node (the watcher's hint or the
+  // workflow's reading finds it mined), even where anvil mined it at once.
+  expect(due.forward.sent.fate).toEqual({ status: 'pending', txidOut, note: 'broadcast now' });
   const stored = (await loadPayment(database.db, uuid)).payment;
-  // processing, or sent when that reading found it mined and wrote the confirmed snapshot.
-  expect(stored).toMatchObject({ result: expect.stringMatching(/^(processing|sent)$/), txidOut });
+  expect(stored).toMatchObject({ result: 'processing', txidOut });
 
   // The step run again: the stored bytes are re-sent; no second plan, no second txid.
   await chain.mine(1);
