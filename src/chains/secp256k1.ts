@@ -8,7 +8,8 @@ import type { TinySecp256k1Interface } from 'bip32';
  * - Public derivation in the API (derived_addresses): a point tweak-add in 51 µs native against 259 µs in
  *   WebAssembly; it was a quarter of the API's CPU under a burst of creates. Nothing secret.
  * - The worker's EVM signatures and public keys (src/chains/evm/signing-key.ts): ethers does both in pure
- *   JS, milliseconds of the worker's one thread per forward. A private key goes in, is used, is not kept.
+ *   JS, milliseconds of the worker's one thread per forward. A private key passed here is used and not
+ *   kept by this module.
  */
 
 interface NativeSecp256k1 {

@@ -79,9 +79,9 @@ export class EvmAdapter implements ChainAdapter {
   }
 
   /**
-   * The wallet of address_in `index`, kept for the next forward from it: a derivation and two public keys in
-   * JS each time otherwise (a few ms of the worker's one thread, per forward). The keys are the seed's,
-   * already in this process; the map is bounded and starts over when full.
+   * The wallet of address_in `index`, kept for the next forward from the same address: a key derivation and
+   * its public key each time otherwise. The keys are the seed's, already in this process; the map is
+   * bounded and starts over when full.
    */
   wallet(index: bigint): Wallet {
     let w = this.wallets.get(index);

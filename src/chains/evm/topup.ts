@@ -38,12 +38,11 @@ export async function ensureTopup(io: TopupIo, plan: ForwardPlan): Promise<strin
       await io.send(topup.raw, topup.txid);
       return topup.txid;
     }
-    // The parsed top-up itself, unsigned: a clone of a signed transaction recovers its sender's public key
-    // (pure-JS secp256k1, milliseconds of the worker's thread each time).
-    const again = stored;
-    again.signature = null;
-    again.nonce = nonce;
-    const raw = await tank.signTransaction(again);
+    // The parsed top-up itself, made unsigned: a clone of a signed transaction recovers its sender's public
+    // key (pure-JS secp256k1, milliseconds of the worker's thread each time).
+    stored.signature = null;
+    stored.nonce = nonce;
+    const raw = await tank.signTransaction(stored);
     const txid = keccak256(raw);
     const next: ForwardPlan = {
       ...plan,
