@@ -168,11 +168,16 @@ export function createDepositActivities(deps: DepositDeps) {
     return { status: c.status, confirmations: shown };
   }
 
-  async function readConfirmations(payment: PaymentRow, config: ConfigRow): Promise<ConfirmationsReading> {
-    const reading = await observeConfirmations(payment, config);
+  /** Stores the confirmations a reading shows, when they changed (a reorged reading shows none). */
+  async function storeShown(payment: PaymentRow, reading: ConfirmationsReading): Promise<void> {
     if (reading.status !== 'reorged' && reading.confirmations !== payment.confirmations) {
       await updatePayment(db, payment.uuid, { confirmations: reading.confirmations });
     }
+  }
+
+  async function readConfirmations(payment: PaymentRow, config: ConfigRow): Promise<ConfirmationsReading> {
+    const reading = await observeConfirmations(payment, config);
+    await storeShown(payment, reading);
     return reading;
   }
 
@@ -281,9 +286,7 @@ export function createDepositActivities(deps: DepositDeps) {
       // Past pending (processing, or sent once that step's reading found the forward mined): finality was settled.
       const settled = ['processing', 'sent', 'done'].includes(payment.result);
       if (!final && !settled) {
-        if (reading.status !== 'reorged' && reading.confirmations !== payment.confirmations) {
-          await updatePayment(db, uuid, { confirmations: reading.confirmations });
-        }
+        await storeShown(payment, reading);
         return { reading };
       }
       try {
