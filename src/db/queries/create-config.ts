@@ -103,7 +103,7 @@ const FREE_TO_INSERT = sql.raw('(SELECT NOT out_is_deposit AND existing_id IS NU
 function addressRow(kind: AddressSource['kind']): SQL {
   if (kind === 'derived') {
     return sql`
-      idx AS (SELECT ${nextIndexSql(sql`${$('family')}::text`)} AS i WHERE ${FREE_TO_INSERT}),
+      idx AS (SELECT ${nextIndexSql($('family'))} AS i WHERE ${FREE_TO_INSERT}),
       addr AS (
         SELECT idx.i AS derivation_index,
                (SELECT d.address FROM derived_addresses d WHERE d.source = ${$('source')}::text AND d.derivation_index = idx.i) AS address

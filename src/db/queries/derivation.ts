@@ -1,4 +1,4 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { Db } from '../client';
 import { rowsOf } from '../prepared';
 import type { Tx } from './public-material';
@@ -11,9 +11,9 @@ import type { Tx } from './public-material';
  * rolled back is skipped (a gap, never a second owner of one address).
  */
 
-/** `nextval` of a family's sequence; the family as a bound value (text). */
-export function nextIndexSql(family: SQL): SQL {
-  return sql`nextval(('derivation_index_' || ${family})::regclass)`;
+/** `nextval` of a family's sequence; the family a bound value or a statement's placeholder. */
+export function nextIndexSql(family: string | Placeholder): SQL {
+  return sql`nextval(('derivation_index_' || ${family}::text)::regclass)`;
 }
 
 /** The next index the family's sequence will hand out, without taking it: 0 for a family with no sequence. */
@@ -27,6 +27,6 @@ export async function peekNextIndex(db: Db, family: string): Promise<bigint> {
 
 /** `n` indexes of the family, each handed out once (in order, though not necessarily adjacent). */
 export async function takeIndexes(tx: Db | Tx, family: string, n: number): Promise<bigint[]> {
-  const result = await tx.execute(sql`SELECT ${nextIndexSql(sql`${family}::text`)} AS i FROM generate_series(1, ${n}::integer) ORDER BY 1`);
+  const result = await tx.execute(sql`SELECT ${nextIndexSql(family)} AS i FROM generate_series(1, ${n}::integer) ORDER BY 1`);
   return rowsOf<{ i: string | number | bigint }>(result).map((r) => BigInt(String(r.i)));
 }
