@@ -154,38 +154,34 @@ const minDefined = (a: number | undefined, b: number | undefined) => (a === unde
 /** The moments of a run's history that say where a deposit's time went (earliest over runs). */
 type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
 
-/** The activity type a local activity's marker names (its `data` detail, JSON from the SDK's core). */
-function markerActivity(details: Record<string, { payloads?: Array<{ data?: Uint8Array | null }> }> | undefined): string | undefined {
-  const data = details?.data?.payloads?.[0]?.data;
+type MarkerDetails = Record<string, { payloads?: Array<{ data?: Uint8Array | null }> }>;
+
+/** One detail of a local activity's marker (`data`: the SDK core's record of it; `result`: its answer), parsed as JSON. */
+function markerDetail<T>(details: MarkerDetails | null | undefined, key: 'data' | 'result'): T | undefined {
+  const data = details?.[key]?.payloads?.[0]?.data;
   if (!data) return undefined;
   try {
-    return (JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: string }).activity_type;
+    return JSON.parse(Buffer.from(data).toString('utf8')) as T;
   } catch {
     return undefined;
   }
+}
+
+/** The activity type a local activity's marker names. */
+function markerActivity(details: MarkerDetails | undefined): string | undefined {
+  return markerDetail<{ activity_type?: string }>(details, 'data')?.activity_type;
 }
 
 /** When the worker scheduled a local activity (its marker's original_schedule_time), in ms. */
 function markerScheduledAt(e: HistoryEvent): number | undefined {
-  const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
-  if (!data) return undefined;
-  try {
-    const at = (JSON.parse(Buffer.from(data).toString('utf8')) as { original_schedule_time?: { seconds?: number | string; nanos?: number } }).original_schedule_time;
-    return at?.seconds === undefined ? undefined : Number(at.seconds) * 1000 + Math.floor((at.nanos ?? 0) / 1e6);
-  } catch {
-    return undefined;
-  }
+  const at = markerDetail<{ original_schedule_time?: { seconds?: number | string; nanos?: number } }>(e.markerRecordedEventAttributes?.details as MarkerDetails, 'data')
+    ?.original_schedule_time;
+  return at?.seconds === undefined ? undefined : Number(at.seconds) * 1000 + Math.floor((at.nanos ?? 0) / 1e6);
 }
 
 /** Whether a confirmationsThenForward marker's result holds a forward (the reading found the deposit final). */
 function markerForwarded(e: HistoryEvent): boolean {
-  const data = e.markerRecordedEventAttributes?.details?.result?.payloads?.[0]?.data;
-  if (!data) return false;
-  try {
-    return (JSON.parse(Buffer.from(data).toString('utf8')) as { forward?: unknown }).forward !== undefined;
-  } catch {
-    return false;
-  }
+  return markerDetail<{ forward?: unknown }>(e.markerRecordedEventAttributes?.details as MarkerDetails, 'result')?.forward !== undefined;
 }
 
 /** "WorkflowTaskScheduled", "ActivityTaskCompleted forward", "MarkerRecorded confirmations", … */
@@ -197,7 +193,7 @@ function describeEvent(e: HistoryEvent, names: Map<string, string>): string {
     (a.activityType as { name?: string } | undefined)?.name ??
     (a.signalName as string | undefined) ??
     (a.scheduledEventId !== undefined ? names.get(String(a.scheduledEventId)) : undefined) ??
-    markerActivity(a.details as Record<string, { payloads?: Array<{ data?: Uint8Array | null }> }> | undefined);
+    markerActivity(a.details as MarkerDetails | undefined);
   if (name && a.activityType) names.set(String(e.eventId), name);
   return name ? `${kind} ${name}` : kind;
 }
