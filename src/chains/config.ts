@@ -6,6 +6,8 @@ export type ChainMode = 'mainnet' | 'testnet' | 'regtest';
 export interface NetworkRuntime {
   mode: ChainMode;
   rpcUrl: string;
+  /** The node's WebSocket endpoint for new-head notifications (src/chains/heads.ts); without it the watcher polls only. */
+  wsUrl?: string;
   /** Token contract / mint overrides per ticker (local devnets deploy their own). */
   contracts: Record<string, string>;
 }
@@ -17,7 +19,9 @@ const envName = (networkId: string) => networkId.toUpperCase();
 /**
  * From the environment: a network is configured when `{NETWORK}_RPC_URL` is set (e.g. ETHEREUM_RPC_URL,
  * LITECOIN_RPC_URL, SOLANA_RPC_URL); `{NETWORK}_CHAIN` picks mainnet (default), testnet or regtest;
- * `{TICKER}_CONTRACT` (e.g. ERC20_USDT_CONTRACT, SOL_USDC_CONTRACT) overrides a token's contract or mint.
+ * `{TICKER}_CONTRACT` (e.g. ERC20_USDT_CONTRACT, SOL_USDC_CONTRACT) overrides a token's contract or mint;
+ * `{NETWORK}_WS_URL` (EVM and Solana: ETHEREUM_WS_URL, SOLANA_WS_URL) names the node's WebSocket endpoint,
+ * whose new-head notifications wake the watcher between its polls.
  */
 export function chainConfigFromEnv(env: NodeJS.ProcessEnv): ChainRuntimeConfig {
   const out: ChainRuntimeConfig = {};
@@ -28,7 +32,9 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv): ChainRuntimeConfig {
     if (!['mainnet', 'testnet', 'regtest'].includes(mode)) {
       throw new Error(`invalid configuration: ${envName(id)}_CHAIN must be one of mainnet, testnet, regtest`);
     }
-    out[id] = { mode, rpcUrl, contracts: {} };
+    const wsUrl = env[`${envName(id)}_WS_URL`];
+    if (wsUrl && !/^wss?:\/\//.test(wsUrl)) throw new Error(`invalid configuration: ${envName(id)}_WS_URL must be a ws:// or wss:// URL`);
+    out[id] = { mode, rpcUrl, ...(wsUrl ? { wsUrl } : {}), contracts: {} };
   }
   for (const [key, value] of Object.entries(env)) {
     const m = /^([A-Z0-9]+_[A-Z0-9]+)_CONTRACT$/.exec(key);

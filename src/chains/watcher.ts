@@ -139,19 +139,37 @@ export interface WatchersOptions {
   onBatch?(network: string, before: bigint | null, batch: ScanBatch): Promise<void>;
   intervalMs: number;
   onError?(network: string, e: unknown): void;
+  /**
+   * Wakes a network's loop between its polls: called once per network with the loop's wake function,
+   * returns the feed to close at stop (src/chains/heads.ts: the node's new-head notifications), or
+   * undefined for a network that is polled only. A wake during a pass runs one more pass at once.
+   */
+  heads?(network: string, wake: () => void): { close(): void } | undefined;
 }
 
 /**
  * The watcher: one loop per network — scanOnce under the network's lock, sleep, repeat — until stop().
- * A node that is down is retried every interval; the durable cursor guarantees no block is skipped.
+ * The sleep ends early when the node announces a new head (`heads`). A node that is down is retried
+ * every interval; the durable cursor guarantees no block is skipped.
  * The worker process runs exactly this (src/runtime/worker.ts).
  */
 export function startWatchers(opts: WatchersOptions): { stop(): Promise<void> } {
   let stopping = false;
-  const wakers: Array<() => void> = [];
+  const wakers = new Set<() => void>();
+  const feeds: Array<{ close(): void }> = [];
   const lock = opts.withLock ?? (<T>(_name: string, fn: () => Promise<T>) => fn());
   const loops = opts.networks.map(async (network) => {
+    // A head that came while a pass ran (or before the first) is read by the next pass, without a sleep.
+    let woken = false;
+    let sleeping: (() => void) | undefined;
+    const wake = () => {
+      woken = true;
+      sleeping?.();
+    };
+    const feed = opts.heads?.(network, wake);
+    if (feed) feeds.push(feed);
     while (!stopping) {
+      woken = false;
       try {
         const adapter = await opts.adapter(network);
         await lock(`watch:${network}`, () =>
@@ -171,17 +189,26 @@ export function startWatchers(opts: WatchersOptions): { stop(): Promise<void> } 
       } catch (e) {
         opts.onError?.(network, e);
       }
-      if (stopping) break;
+      if (stopping || woken) continue;
       await new Promise<void>((r) => {
-        wakers.push(r);
-        setTimeout(r, opts.intervalMs).unref();
+        const timer = setTimeout(done, opts.intervalMs);
+        timer.unref();
+        function done() {
+          clearTimeout(timer);
+          sleeping = undefined;
+          wakers.delete(done);
+          r();
+        }
+        sleeping = done;
+        wakers.add(done);
       });
     }
   });
   return {
     async stop() {
       stopping = true;
-      for (const w of wakers) w();
+      for (const f of feeds) f.close();
+      for (const w of [...wakers]) w();
       await Promise.all(loops);
     },
   };

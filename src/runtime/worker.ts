@@ -7,6 +7,7 @@ import { depositKey } from '../chains/adapter';
 import { sponsorAddresses } from '../chains/sponsor';
 import { pushHints, TEMPORAL_CALLS_AT_ONCE, type SignalDeposit } from '../chains/push';
 import { startWatchers, type MatchedDeposit } from '../chains/watcher';
+import { hasHeadFeed, openHeadFeed } from '../chains/heads';
 import { chainSignal } from '../../workflows/signals';
 import type { Db } from '../db/client';
 import { insertDeposits, type NewDeposit } from '../db/queries/payments';
@@ -170,6 +171,17 @@ export async function startWorkerRuntime(
           db: database.db,
           withLock: database.withLock,
           intervalMs: cfg.watchIntervalMs,
+          // {NETWORK}_WS_URL: the node's new heads wake the watcher, which then reads the block at once.
+          heads: (network, wake) => {
+            const wsUrl = services.chains[network]?.wsUrl;
+            if (!wsUrl || !hasHeadFeed(network)) return undefined;
+            return openHeadFeed(network, wsUrl, wake, {
+              onState: (state, detail) =>
+                state === 'subscribed'
+                  ? logger.info({ network }, 'new-head feed subscribed')
+                  : logger.warn({ network, detail }, 'new-head feed dropped; polling until it is back'),
+            });
+          },
           // The gas tank's top-ups to an address_in are the gateway's own money, never a payment.
           onMatch: async (_network, found) => {
             const matches = found.filter((m) => !m.deposit.sender || !ownSenders.has(m.deposit.sender));

@@ -8,12 +8,13 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { jsonRpc } from '../../src/chains/devnet/process';
 import { chainConfigFromEnv } from '../../src/chains/config';
+import { openHeadFeed } from '../../src/chains/heads';
 import { startDevnets, type Devnets } from '../../src/chains/devnet/index';
 import { litecoindAvailable } from '../../src/chains/devnet/litecoind';
 import { createAdapter } from '../../src/chains/factory';
 import type { ChainAdapter } from '../../src/chains/adapter';
 import { sponsorAddresses } from '../../src/chains/sponsor';
-import { isAlive } from '../helpers/process';
+import { isAlive, waitFor } from '../helpers/process';
 import { testSeed, tmpDir } from '../helpers/nodes';
 
 jest.setTimeout(180_000);
@@ -56,6 +57,27 @@ test('the env configures every started chain, token contracts included', async (
   expect(BigInt(await jsonRpc<string>(nets.env.ETHEREUM_RPC_URL, 'eth_getBalance', [evmGasTank, 'latest']))).toBeGreaterThan(0n);
   const sol = await jsonRpc<{ value: number }>(nets.env.SOLANA_RPC_URL, 'getBalance', [solFeePayer, { commitment: 'confirmed' }]);
   expect(sol.value).toBeGreaterThan(0);
+});
+
+test('the env names the WebSocket endpoints of anvil and surfnet, and each announces its new heads', async () => {
+  const config = chainConfigFromEnv(nets.env);
+  const heads: Record<string, number> = { ethereum: 0, solana: 0 };
+  const states: string[] = [];
+  const feeds = ['ethereum', 'solana'].map((network) =>
+    openHeadFeed(network, config[network].wsUrl!, () => heads[network]++, { onState: (s) => states.push(`${network} ${s}`) }),
+  );
+  try {
+    // One wake at subscription, then one per block (anvil, 1 s) or slot (surfnet, 100 ms).
+    await waitFor(() => heads.ethereum >= 3 && heads.solana >= 3, 20_000, 'new heads from both nodes');
+    expect(states.sort()).toEqual(['ethereum subscribed', 'solana subscribed']);
+  } finally {
+    for (const f of feeds) f.close();
+  }
+  expect(config.litecoin.wsUrl).toBeUndefined();
+  expect(() => chainConfigFromEnv({ ETHEREUM_RPC_URL: 'http://node:8545', ETHEREUM_WS_URL: 'http://node:8546' })).toThrow(
+    'invalid configuration: ETHEREUM_WS_URL must be a ws:// or wss:// URL',
+  );
+  expect(() => openHeadFeed('litecoin', 'ws://127.0.0.1:1', () => undefined)).toThrow('litecoin has no head feed');
 });
 
 test('`devnet pay` prints a txid that lands at the address', async () => {

@@ -19,6 +19,8 @@ import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
 import { jsonRpc } from '../../src/chains/devnet/process';
 import { confirmationsAtDetection, readCursor, scanOnce, startWatchers, type MatchedDeposit } from '../../src/chains/watcher';
 import { createAdapterRegistry } from '../../src/chains/factory';
+import { openHeadFeed } from '../../src/chains/heads';
+import net from 'node:net';
 import { createTestDatabase } from '../helpers/db';
 import { isAlive, waitFor } from '../helpers/process';
 import { testSeed, tmpDir } from '../helpers/nodes';
@@ -187,6 +189,76 @@ test('a reorg of the cursor block rewinds the cursor onto the canonical chain', 
   const canonical = await provider.getBlock(Number(cursor.height));
   expect(cursor.hash).toBe(canonical!.hash);
   expect(cursor.hash).not.toBe(orphaned.hash);
+});
+
+/** A TCP proxy in front of the node whose connections the test can cut (a node or network that drops the feed). */
+async function cuttableProxy(upstreamPort: number): Promise<{ port: number; cut(): void; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(upstreamPort, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => undefined);
+    }
+    client.pipe(upstream).pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    cut: () => sockets.forEach((s) => s.destroy()),
+    close: () => (sockets.forEach((s) => s.destroy()), new Promise<void>((r) => server.close(() => r()))),
+  };
+}
+
+test('a new head wakes the watcher: a deposit is matched long before the poll interval', async () => {
+  const registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
+  const seen: MatchedDeposit[] = [];
+  const wsUrl = node.rpcUrl.replace(/^http/, 'ws');
+  let passes = 0;
+  const watchers = startWatchers({
+    networks: registry.networks(),
+    adapter: (n) => registry.get(n),
+    db,
+    intervalMs: 600_000,
+    onMatch: async (_n, m) => void seen.push(...m),
+    onBatch: async () => void passes++,
+    heads: (network, wake) => openHeadFeed(network, wsUrl, wake),
+  });
+  try {
+    // The first passes have run (one at start, one at the subscription's wake) and the loop sleeps for ten
+    // minutes; anvil mines this transaction at once, and only its new head can wake the watcher.
+    await waitFor(() => passes >= 2, 10_000, 'the first passes');
+    await new Promise((r) => setTimeout(r, 500));
+    const before = passes;
+    await (await customer.sendTransaction({ to: adapter.deriveAddressIn(1n), value: parseEther('0.07') })).wait();
+    await waitFor(() => seen.some((m) => m.deposit.amount === parseEther('0.07')), 15_000, 'the woken watcher to match the deposit');
+    expect(passes).toBeGreaterThan(before);
+  } finally {
+    await watchers.stop();
+    await registry.close();
+  }
+});
+
+test('a dropped head feed is opened again and goes on waking', async () => {
+  const proxy = await cuttableProxy(Number(new URL(node.rpcUrl).port));
+  const states: string[] = [];
+  let heads = 0;
+  const feed = openHeadFeed('ethereum', `ws://127.0.0.1:${proxy.port}`, () => heads++, { retryMs: 100, onState: (s) => states.push(s) });
+  try {
+    await waitFor(() => states.includes('subscribed'), 10_000, 'the feed to subscribe');
+    proxy.cut();
+    await waitFor(() => states.filter((s) => s === 'subscribed').length === 2, 10_000, 'the feed to subscribe again');
+    expect(states.slice(0, 3)).toEqual(['subscribed', 'dropped', 'subscribed']);
+    const before = heads;
+    await jsonRpc(node.rpcUrl, 'evm_mine');
+    await waitFor(() => heads > before, 10_000, 'a head through the new connection');
+  } finally {
+    feed.close();
+    await proxy.close();
+  }
 });
 
 test('startWatchers runs a loop per configured network that hands matches to onMatch, and stops', async () => {

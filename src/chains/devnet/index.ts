@@ -96,7 +96,7 @@ export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promi
     pids.push(anvil.pid);
     if (previous.ethereum && !anvil.restored) newChains.push('ethereum');
     state.ethereum = { rpcUrl: anvil.rpcUrl, chainId: anvil.chainId.toString(), customerKey: anvil.customerKey, tokens: anvil.tokens };
-    Object.assign(env, { ETHEREUM_RPC_URL: anvil.rpcUrl, ETHEREUM_CHAIN: 'regtest', ERC20_USDT_CONTRACT: anvil.tokens.erc20_usdt });
+    Object.assign(env, { ETHEREUM_RPC_URL: anvil.rpcUrl, ETHEREUM_WS_URL: anvil.rpcUrl.replace(/^http/, 'ws'), ETHEREUM_CHAIN: 'regtest', ERC20_USDT_CONTRACT: anvil.tokens.erc20_usdt });
 
     const payer = sponsors?.solFeePayer;
     const surf = await startSurfnet({ fund: payer ? [payer] : [], slotTimeMs: opts.solSlotTimeMs ?? DEFAULT_SOL_SLOT_MS });
@@ -104,7 +104,7 @@ export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promi
     pids.push(surf.pid);
     if (previous.solana) newChains.push('solana');
     state.solana = { rpcUrl: surf.rpcUrl, customerSecret: surf.customerSecret, tokens: surf.tokens };
-    Object.assign(env, { SOLANA_RPC_URL: surf.rpcUrl, SOLANA_CHAIN: 'regtest', SOL_USDC_CONTRACT: surf.tokens.sol_usdc });
+    Object.assign(env, { SOLANA_RPC_URL: surf.rpcUrl, SOLANA_WS_URL: surf.wsUrl, SOLANA_CHAIN: 'regtest', SOL_USDC_CONTRACT: surf.tokens.sol_usdc });
 
     const utxo = await startUtxoDevnets(dir, {
       litecoin: opts.litecoin,
