@@ -15,7 +15,8 @@
  * default 1), --confirmations (numeric chains; default: each asset's gateway default), --sol-slot-ms
  * (surfnet slot time, default 400: the local surfnet stops answering after about 1,000 slots, so a long
  * run wants longer slots), --ltc-block-ms (the bench mines litecoin regtest, default 1000),
- * --watch-ms (sets WATCH_INTERVAL_MS; default: unset, the production 500 ms), --timeout-s (wait for callbacks),
+ * --watch-ms (sets WATCH_INTERVAL_MS; default: unset, the production 500 ms), --head-feed on|off (off: no
+ * ETHEREUM_WS_URL / SOLANA_WS_URL, the watchers poll only; default on, as npm start runs), --timeout-s (wait for callbacks),
  * --temporal server|dev (default server: the production Temporal server on the same PostgreSQL, as
  * docker-compose.yml runs it, built by scripts/setup-temporal-server.js; dev: the embedded dev server on
  * SQLite with one history shard, as `npm start` runs it),
@@ -44,6 +45,7 @@ const { values: flags } = parseArgs({
     'sol-slot-ms': { type: 'string', default: '400' },
     'ltc-block-ms': { type: 'string', default: '1000' },
     'watch-ms': { type: 'string' },
+    'head-feed': { type: 'string', default: 'on' },
     temporal: { type: 'string', default: 'server' },
     'timeout-s': { type: 'string' },
     json: { type: 'string' },
@@ -145,8 +147,10 @@ async function payBurst(bed: Bed, chains: DrillChains, configs: Config[], limit 
 async function main(): Promise<void> {
   const env: Record<string, string> = {};
   if (flags['watch-ms']) env.WATCH_INTERVAL_MS = flags['watch-ms'];
+  // --head-feed off: the watchers poll only (no ETHEREUM_WS_URL / SOLANA_WS_URL), for comparison.
+  if (flags['head-feed'] === 'off') Object.assign(env, { ETHEREUM_WS_URL: '', SOLANA_WS_URL: '' });
   log(`burst of ${TOTAL} deposits ${JSON.stringify(COUNTS)}, ${PER_ADDRESS} per address, Temporal: ${flags.temporal}; load average ${load()} on ${os.cpus().length} cores`);
-  log(`DEPOSIT_POLL_INTERVAL ${process.env.DEPOSIT_POLL_INTERVAL ?? 'unset (production default, 5 minutes)'}; WATCH_INTERVAL_MS ${env.WATCH_INTERVAL_MS ?? 'unset (production default, 500)'}; anvil 1 s blocks, surfnet ${flags['sol-slot-ms']} ms slots, litecoin mined every ${flags['ltc-block-ms']} ms by the bench`);
+  log(`DEPOSIT_POLL_INTERVAL ${process.env.DEPOSIT_POLL_INTERVAL ?? 'unset (production default, 5 minutes)'}; WATCH_INTERVAL_MS ${env.WATCH_INTERVAL_MS ?? 'unset (production default, 500)'}; head feed ${flags['head-feed']}; anvil 1 s blocks, surfnet ${flags['sol-slot-ms']} ms slots, litecoin mined every ${flags['ltc-block-ms']} ms by the bench`);
   if (flags.temporal !== 'server' && flags.temporal !== 'dev') throw new Error(`--temporal is server or dev, not ${flags.temporal}`);
   const bed = await startBed({ solSlotTimeMs: Number(flags['sol-slot-ms']), temporal: flags.temporal, env, log });
   let mining = true;

@@ -57,8 +57,11 @@ export class SolAdapter implements ChainAdapter {
     return deriveSolKeypair(this.opts.seed, this.network, this.opts.mode, index).address;
   }
 
+  /** Made once: its SLIP-10 path and public key cost a few milliseconds of pure JS at every forward. */
+  private feePayerKey: Keypair | undefined;
+
   feePayer(): Keypair {
-    return Keypair.fromSeed(solFeePayerSeed(this.opts.seed));
+    return (this.feePayerKey ??= Keypair.fromSeed(solFeePayerSeed(this.opts.seed)));
   }
 
   async head(): Promise<Cursor & { hash: string }> {
