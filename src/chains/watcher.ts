@@ -155,7 +155,7 @@ export interface WatchersOptions {
  */
 export function startWatchers(opts: WatchersOptions): { stop(): Promise<void> } {
   let stopping = false;
-  const wakers = new Set<() => void>();
+  const wakes: Array<() => void> = [];
   const feeds: Array<{ close(): void }> = [];
   const lock = opts.withLock ?? (<T>(_name: string, fn: () => Promise<T>) => fn());
   const loops = opts.networks.map(async (network) => {
@@ -166,6 +166,7 @@ export function startWatchers(opts: WatchersOptions): { stop(): Promise<void> } 
       woken = true;
       sleeping?.();
     };
+    wakes.push(wake);
     const feed = opts.heads?.(network, wake);
     if (feed) feeds.push(feed);
     while (!stopping) {
@@ -196,11 +197,9 @@ export function startWatchers(opts: WatchersOptions): { stop(): Promise<void> } 
         function done() {
           clearTimeout(timer);
           sleeping = undefined;
-          wakers.delete(done);
           r();
         }
         sleeping = done;
-        wakers.add(done);
       });
     }
   });
@@ -208,7 +207,7 @@ export function startWatchers(opts: WatchersOptions): { stop(): Promise<void> } 
     async stop() {
       stopping = true;
       for (const f of feeds) f.close();
-      for (const w of [...wakers]) w();
+      for (const w of wakes) w();
       await Promise.all(loops);
     },
   };
