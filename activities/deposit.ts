@@ -201,7 +201,7 @@ export function createDepositActivities(deps: DepositDeps) {
     }
   }
 
-  return {
+  const acts = {
     /** Records the deposit once and returns its payment; the UUID is made here, once. */
     async recordDeposit(input: DepositInput): Promise<PaymentInfo> {
       const a = asset(input.ticker);
@@ -330,6 +330,14 @@ export function createDepositActivities(deps: DepositDeps) {
     async paymentInfo(uuid: string): Promise<PaymentInfo> {
       const { payment, config } = await loadPayment(db, uuid);
       return info(payment, config);
+    },
+  };
+  return {
+    ...acts,
+    /** recordDeposit, then evaluate: paymentLifecycle's first step, one local activity (both idempotent). */
+    async recordAndEvaluate(input: DepositInput): Promise<{ payment: PaymentInfo; evaluation: Evaluation }> {
+      const payment = await acts.recordDeposit(input);
+      return { payment, evaluation: await acts.evaluate(payment.uuid) };
     },
   };
 }

@@ -136,7 +136,7 @@ async function resend(handle: WorkflowHandle, uuid: string, out: (line: string) 
     out(`resend refused: the workflow of payment ${uuid} has ended (${description.status.name}); nothing listens for resends`);
     return 1;
   }
-  if (description.type === 'paymentWorkflow') {
+  if (description.type === 'paymentLifecycle' || description.type === 'paymentWorkflow') {
     try {
       out((await handle.executeUpdate(resendUpdate)).message);
       return 0;

@@ -120,6 +120,8 @@ export interface StageOptions {
   yieldIf?: () => boolean;
   /** Confirmed attempts as local activities (patch fused-forward-steps). */
   local?: boolean;
+  /** Called before each wait for the next attempt (commands only; it must not wait itself). */
+  beforeWait?: () => void;
 }
 
 /**
@@ -133,6 +135,7 @@ export async function deliverStage(input: StageInput, status: StageStatus = newS
   if (status.attempts > 0 && status.nextTryAt !== null) {
     status.state = 'waiting';
     const left = status.nextTryAt - new Date().getTime();
+    opts.beforeWait?.();
     if (left > 0) await sleep(left);
   }
   for (let attempt = status.attempts + 1; attempt <= AUTOMATIC_ATTEMPTS; attempt++) {
@@ -145,6 +148,7 @@ export async function deliverStage(input: StageInput, status: StageStatus = newS
     status.state = 'waiting';
     status.nextTryAt = new Date().getTime() + delay; // workflow clock: deterministic on replay
     if (opts.yieldIf?.()) return { stage: input.stage, state: 'suspended', attempts: status.attempts };
+    opts.beforeWait?.();
     await sleep(delay);
   }
   return finish(input, status, 'exhausted');

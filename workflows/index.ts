@@ -2,4 +2,4 @@
 export { systemCheck } from './system-check';
 export { depositWorkflow } from './deposit';
 export { minimumRefresh, minimumPin } from './minimums';
-export { paymentWorkflow } from './payment';
+export { paymentLifecycle, paymentWorkflow } from './payment';

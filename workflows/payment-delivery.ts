@@ -20,6 +20,8 @@ export interface DeliveryHooks {
   resendWindow: string;
   /** Patch fused-forward-steps: attempts run as local activities. */
   local: boolean;
+  /** Called before the stage waits (for its next attempt, or for a resend). */
+  beforeWait?: () => void;
 }
 
 /** Writes the immutable confirmed snapshot (DESIGN 5) and the callback's copy of it; both write-once. */
@@ -40,7 +42,7 @@ export async function deliverConfirmed(
   const snapshot = (c.snapshot ??= await snapshotConfirmed(uuid));
   const input = { paymentUuid: uuid, stage: 'confirmed' as const, snapshot };
   while (['idle', 'waiting', 'sending'].includes(c.confirmed.state)) {
-    const out = await deliverStage(input, c.confirmed, { yieldIf: hooks.overBudget, local: hooks.local });
+    const out = await deliverStage(input, c.confirmed, { yieldIf: hooks.overBudget, local: hooks.local, beforeWait: hooks.beforeWait });
     if (out.state === 'suspended') await hooks.maybeContinue();
   }
   if (c.confirmed.state === 'delivered') return { type: 'confirmed_delivered' };
@@ -49,6 +51,7 @@ export async function deliverConfirmed(
     await hooks.maybeContinue();
     const left = c.resends.until - new Date().getTime();
     if (left <= 0) return undefined;
+    hooks.beforeWait?.();
     if (!(await condition(() => c.resends.requested > c.resends.sent, left))) return undefined;
     c.resends.sent++;
     const attempt = Math.max(c.confirmed.attempts, AUTOMATIC_ATTEMPTS) + 1;

@@ -11,8 +11,9 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
-import type { DepositInput, ForwardSent, PaymentInfo } from '../activities/deposit';
+import type { DepositInput, Evaluation, ForwardSent, PaymentInfo } from '../activities/deposit';
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import { resumeEffects, transition, type Effect, type LifecycleEvent, type LifecycleState } from '../src/domain/lifecycle';
 import { SA_CALLBACK_HOST, SA_PAYMENT_UUID, SA_STAGE, SA_TICKER, SA_TXID_IN } from '../src/domain/search-attributes';
@@ -74,15 +75,36 @@ export const FUSED_FORWARD_STEPS = 'fused-forward-steps';
  */
 export const FINALITY_FORWARD_FUSED = 'finality-forward-fused';
 
+/**
+ * The workflow type the watcher starts for each deposit: paymentWorkflow's steps with both patches taken,
+ * and fewer commands. No patch markers (and none of the TemporalChangeVersion upserts the SDK adds to
+ * them); the deposit is recorded and evaluated in one local activity; the search attributes are written
+ * once with the first stage, and a stage is written only when it changes what the Temporal UI shows (see
+ * `stageShown`). Happy path: 3 upserts and 25 events, where paymentWorkflow writes 7 and 32.
+ */
+export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflowOptions = {}, carried?: Carry): Promise<DepositStatus> {
+  return runPayment(false, input, opts, carried);
+}
+
+/** The type of deposits started before paymentLifecycle: its steps stay as recorded (both patches). */
 export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflowOptions = {}, carried?: Carry): Promise<DepositStatus> {
+  return runPayment(true, input, opts, carried);
+}
+
+/** One body for both types: `patchedType` is paymentWorkflow, whose runs replay its patches and upserts. */
+async function runPayment(patchedType: boolean, input: DepositInput, opts: PaymentWorkflowOptions, carried?: Carry): Promise<DepositStatus> {
   const fallbackMs = msToNumber(opts.fallback ?? '5 minutes');
   const recheckMs = Math.min(msToNumber(opts.recheck ?? '2 seconds'), fallbackMs);
   const budget = opts.historyBudget ?? HISTORY_BUDGET;
-  const fused = patched(FUSED_FORWARD_STEPS);
-  const fusedFinality = fused && patched(FINALITY_FORWARD_FUSED);
+  const fused = !patchedType || patched(FUSED_FORWARD_STEPS);
+  const fusedFinality = !patchedType || (fused && patched(FINALITY_FORWARD_FUSED));
   /** The forward's first attempt, made by the reading that found finality (fusedFinality); none when it failed there. */
   let firstForward: ForwardSent | undefined;
-  const c: Carry = carried ?? fresh(await local.recordDeposit(input));
+  let evaluation: Evaluation | undefined;
+  let c: Carry;
+  if (carried) c = carried;
+  else if (patchedType) c = fresh(await local.recordDeposit(input));
+  else ({ payment: c, evaluation } = await recordAndEvaluate(input));
   const uuid = c.payment.uuid;
   let hinted = false;
   /** Hints received, and how many of them had come when the last reading began (fused). */
@@ -105,13 +127,27 @@ export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflow
     { validator: () => refuseResend(c) },
   );
   const attributes = opts.searchAttributes === false ? () => undefined : upsertSearchAttributes;
-  attributes([
+  const identity: SearchAttributeUpdatePair[] = [
     { key: SA_TICKER, value: c.payment.ticker },
     { key: SA_CALLBACK_HOST, value: c.payment.callbackHost },
     { key: SA_PAYMENT_UUID, value: uuid },
     { key: SA_TXID_IN, value: c.payment.txidIn },
-    { key: SA_STAGE, value: c.state === 'observed' ? 'pending' : c.state },
-  ]);
+  ];
+  const visibleStage = (s: LifecycleState) => (s === 'observed' ? 'pending' : s);
+  /**
+   * paymentLifecycle: the stage the search attributes show (undefined before the first write, which
+   * carries the identity too, in every run), and the state they should show. `sent` is written only when
+   * the confirmed stage has to wait (an attempt failed) or ends without delivery: a first attempt that
+   * gets HTTP 200 moves on to `done` in the same workflow task, and one write of `done` shows it.
+   */
+  let stageShown: string | undefined;
+  const showStage = () => {
+    const stage = visibleStage(c.state);
+    if (patchedType || stage === stageShown) return;
+    attributes(stageShown === undefined ? [...identity, { key: SA_STAGE, value: stage }] : [{ key: SA_STAGE, value: stage }]);
+    stageShown = stage;
+  };
+  if (patchedType) attributes([...identity, { key: SA_STAGE, value: visibleStage(c.state) }]);
 
   /**
    * No pending attempt is under way or waiting for its time: the forward may start inside a reading,
@@ -133,6 +169,7 @@ export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflow
       await pendingRun.cancel();
       c.pending = carriedStage;
     }
+    showStage();
     await continueAsNew<typeof paymentWorkflow>(input, opts, { ...c, runs: c.runs + 1 });
   }
 
@@ -143,6 +180,7 @@ export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflow
 
   /** Waits for a chain signal or `ms`; true when a signal came (fused: since the last reading began). */
   async function waitHint(ms: number): Promise<boolean> {
+    showStage();
     await maybeContinue();
     if (fused) return condition(() => hints > readFrom, ms);
     hinted = false;
@@ -222,7 +260,7 @@ export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflow
         if (c.snapshot === null) c.snapshot = await snapshotConfirmed(uuid);
         return undefined;
       case 'deliver_confirmed':
-        return deliverConfirmed(c, { overBudget, maybeContinue, resendWindow: opts.resendWindow ?? '30 days', local: fused });
+        return deliverConfirmed(c, { overBudget, maybeContinue, beforeWait: showStage, resendWindow: opts.resendWindow ?? '30 days', local: fused });
     }
   }
 
@@ -230,7 +268,8 @@ export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflow
     for (let event = first; event; ) {
       const t = transition(c.state, event);
       c.state = t.state;
-      attributes([{ key: SA_STAGE, value: t.state }]);
+      if (patchedType) attributes([{ key: SA_STAGE, value: t.state }]);
+      else if (t.state !== 'sent') showStage();
       event = undefined;
       for (const e of t.effects) event = (await perform(e)) ?? event;
     }
@@ -238,18 +277,26 @@ export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflow
 
   if (!carried) {
     // Price or cost evidence missing (evidence=false): the pending callback is withheld and the deposit goes on.
-    const evaluation = await local.evaluate(uuid);
+    evaluation ??= await local.evaluate(uuid);
     await apply(
       evaluation.eligible
         ? { type: 'eligible', notifyPending: c.payment.notifyPending, evidence: evaluation.evidence }
         : { type: 'ineligible', reason: evaluation.reason },
     );
   } else {
+    showStage();
     let next: LifecycleEvent | undefined;
     for (const e of resumeEffects(c.state)) next = (await perform(e)) ?? next;
     await apply(next);
   }
+  showStage();
   return status(c);
+}
+
+/** paymentLifecycle's first step: the deposit recorded (its UUID made once) and evaluated, in one local activity. */
+async function recordAndEvaluate(input: DepositInput): Promise<{ payment: Carry; evaluation: Evaluation }> {
+  const { payment, evaluation } = await local.recordAndEvaluate(input);
+  return { payment: fresh(payment), evaluation };
 }
 
 function fresh(payment: PaymentInfo): Carry {

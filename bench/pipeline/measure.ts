@@ -245,14 +245,14 @@ function traceOf(events: HistoryEvent[], t: WorkflowTrace): void {
   }
 }
 
-/** Every paymentWorkflow execution's history: its length, summed per workflow ID over its runs (continue-as-new), and its trace. */
+/** Every payment workflow execution's history (paymentLifecycle, or the earlier paymentWorkflow): its length, summed per workflow ID over its runs (continue-as-new), and its trace. */
 async function historySizes(address: string): Promise<Map<string, { events: number; runs: number; trace: WorkflowTrace }>> {
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: 'default' });
   const out = new Map<string, { events: number; runs: number; trace: WorkflowTrace }>();
   try {
     const runs: Array<{ workflowId: string; runId: string }> = [];
-    for await (const w of client.workflow.list({ query: `WorkflowType = 'paymentWorkflow'` })) runs.push({ workflowId: w.workflowId, runId: w.runId });
+    for await (const w of client.workflow.list({ query: `WorkflowType IN ('paymentLifecycle', 'paymentWorkflow')` })) runs.push({ workflowId: w.workflowId, runId: w.runId });
     await eachLimited(runs, 8, async ({ workflowId, runId }) => {
       const h = await client.workflow.getHandle(workflowId, runId).fetchHistory();
       const s = out.get(workflowId) ?? { events: 0, runs: 0, trace: {} };

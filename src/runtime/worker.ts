@@ -79,7 +79,7 @@ export async function startDepositWorkflows(client: Client, taskQueue: string, m
     matches.map((m) =>
       limit(async () => {
         try {
-          await client.workflow.start('paymentWorkflow', {
+          await client.workflow.start('paymentLifecycle', {
             taskQueue,
             workflowId: depositKey(m.deposit),
             args: [depositInput(m), fallback ? { fallback } : {}],

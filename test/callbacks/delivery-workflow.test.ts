@@ -60,6 +60,7 @@ const chain = {
     };
   },
   evaluate: async () => ({ eligible: true, evidence: true }),
+  recordAndEvaluate: async (input: { txid: string }) => ({ payment: await chain.recordDeposit(input), evaluation: await chain.evaluate() }),
   pendingSnapshot: async (uuid: string) => deposits.get(uuid)!.pending!,
   confirmations: async (uuid: string) => ({ status: 'confirmed', confirmations: deposits.get(uuid)!.final ? 1 : 0 }),
   markProcessing: async (uuid: string) => {
@@ -140,7 +141,7 @@ function start(d: Deposit): Promise<WorkflowHandle> {
     amount: '1000000', blockNumber: '1', blockHash: '00',
   };
   const opts = { searchAttributes: false, fallback: '1 day', ...(d.resendWindow ? { resendWindow: d.resendWindow } : {}) };
-  return env.client.workflow.start('paymentWorkflow', { taskQueue, workflowId: `deposit:bitcoin:${d.paymentUuid}:0`, args: [input, opts] });
+  return env.client.workflow.start('paymentLifecycle', { taskQueue, workflowId: `deposit:bitcoin:${d.paymentUuid}:0`, args: [input, opts] });
 }
 
 /** The deposit reaches finality: the scripted chain says so and the watcher's hint arrives. */

@@ -193,5 +193,6 @@ describe('Dockerfile', () => {
     const { code } = await bundleWorkflowCode({ workflowsPath: workflowsEntry(), logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } });
     expect(code).toContain('depositWorkflow');
     expect(code).toContain('paymentWorkflow');
+    expect(code).toContain('paymentLifecycle');
   }, 120_000);
 });

@@ -129,6 +129,7 @@ export function scriptedActivities(script: Script, calls: string[], steps: Steps
   };
   return {
     ...acts,
+    recordAndEvaluate: async () => ({ payment: await acts.recordDeposit(), evaluation: await acts.evaluate() }),
     /** As the real one: the reading, then the forward's first attempt when it says final (an error is returned, not thrown). */
     confirmationsThenForward: async (u: string) => {
       steps.due++;
@@ -154,25 +155,32 @@ export interface Run {
   dueSteps: number;
 }
 
+/** The payment workflow types: the one the watcher starts, and the earlier one kept for its runs. */
+export type PaymentType = 'paymentLifecycle' | 'paymentWorkflow';
+
+/** Fixture file prefix per type: paymentWorkflow's were recorded as payment-*.json before paymentLifecycle. */
+const RECORD_PREFIX: Record<PaymentType, string> = { paymentLifecycle: 'lifecycle-', paymentWorkflow: '' };
+
 /**
- * Runs one deposit to its end. `drive` gets the handle while it runs (signals, updates; time does not
- * skip until it returns). With RECORD_HISTORIES=1 the first run's history is written to
- * test/fixtures/histories/`record`.json, which test/foundation/replay.test.ts replays for good.
+ * Runs one deposit to its end, as paymentLifecycle unless `type` says otherwise. `drive` gets the handle
+ * while it runs (signals, updates; time does not skip until it returns). With RECORD_HISTORIES=1 the first
+ * run's history is written to test/fixtures/histories/lifecycle-`record`.json (paymentWorkflow:
+ * `record`.json), which test/foundation/replay.test.ts replays for good.
  */
 export async function runPayment(
   env: TestWorkflowEnvironment,
   script: Script,
-  opts: PaymentWorkflowOptions & { record?: string; drive?: (h: WorkflowHandle, calls: string[]) => Promise<void> } = {},
+  opts: PaymentWorkflowOptions & { record?: string; type?: PaymentType; drive?: (h: WorkflowHandle, calls: string[]) => Promise<void> } = {},
 ): Promise<Run> {
   const calls: string[] = [];
   const steps: Steps = { due: 0 };
   const taskQueue = `payment-${Math.random().toString(36).slice(2)}`;
   const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowsPath: workflowsEntry(), activities: scriptedActivities(script, calls, steps) });
   const workflowId = `deposit:ethereum:${taskQueue}:0`;
-  const { record, drive, ...wfOpts } = opts;
+  const { record, drive, type = 'paymentLifecycle', ...wfOpts } = opts;
   let firstRun: string | undefined;
   const status = await worker.runUntil(async () => {
-    const handle = await env.client.workflow.start('paymentWorkflow', { taskQueue, workflowId, args: [input, { searchAttributes: false, ...wfOpts }] });
+    const handle = await env.client.workflow.start(type, { taskQueue, workflowId, args: [input, { searchAttributes: false, ...wfOpts }] });
     firstRun = handle.firstExecutionRunId;
     if (drive) await drive(handle, calls);
     return env.client.workflow.getHandle(workflowId).result();
@@ -190,7 +198,7 @@ export async function runPayment(
       firstRunEvents = events.map((e) => EventType[e.eventType ?? 0]);
       await Worker.runReplayHistory({ workflowsPath: workflowsEntry() }, history, workflowId);
       if (record && process.env.RECORD_HISTORIES === '1') {
-        fs.writeFileSync(path.resolve(__dirname, '../fixtures/histories', `${record}.json`), `${historyToJSON(history)}\n`);
+        fs.writeFileSync(path.resolve(__dirname, '../fixtures/histories', `${RECORD_PREFIX[type]}${record}.json`), `${historyToJSON(history)}\n`);
       }
       first = false;
     }

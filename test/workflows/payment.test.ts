@@ -86,7 +86,16 @@ describe('payment workflow: the reading that finds finality forwards in the same
     expect(calls).toEqual(['confirmations 1', 'confirmations 2', 'markProcessing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
     expect(dueSteps).toBe(2);
     expect(status.state).toBe('done');
-    // Local activities, one marker each: recordDeposit, evaluate, two readings (the second forwarding), the attempt; and two patch markers.
+    // Local activities, one marker each: recordAndEvaluate, two readings (the second forwarding), the attempt; no patch markers.
+    expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_MARKER_RECORDED')).toHaveLength(4);
+  }, 60_000);
+
+  it('paymentWorkflow, the type of deposits started before paymentLifecycle, still takes its recorded steps', async () => {
+    const script = { requiredConfirmations: 2, confirmations: [{ status: 'confirmed', confirmations: 1 }, { status: 'confirmed', confirmations: 2 }] } as const;
+    const { calls, status, firstRunEvents } = await runPayment(env, { ...script, confirmations: [...script.confirmations] }, { fallback: '10 minutes', type: 'paymentWorkflow' });
+    expect(calls).toEqual(['confirmations 1', 'confirmations 2', 'markProcessing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(status.state).toBe('done');
+    // recordDeposit and evaluate apart, and its two patch markers.
     expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_MARKER_RECORDED')).toHaveLength(7);
   }, 60_000);
 
