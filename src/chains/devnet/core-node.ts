@@ -24,11 +24,28 @@ export interface CoreNodeOptions {
   extraArgs?: string[];
 }
 
+/** Starts of a node that lost its free port to another process before it could bind it. */
+const PORT_ATTEMPTS = 3;
+const PORT_LOST = /Address already in use|Unable to bind (any|all) endpoints? for RPC server/;
+
 /**
  * The node in regtest on free loopback ports with its own datadir, a wallet funded by 101 mined blocks
  * (coinbase maturity), -txindex for the legacy-input path and a fallback fee.
  */
 export async function startCoreNode(opts: CoreNodeOptions): Promise<CoreDevnet> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (e) {
+      // A port freePort found free can be taken by another process before the node binds it (seen in CI:
+      // "Binding RPC on address 127.0.0.1 port … failed (Address already in use)"; litecoind says "Unable
+      // to bind any endpoint for RPC server"): new ports, new start.
+      if (attempt >= PORT_ATTEMPTS || !(e instanceof Error) || !PORT_LOST.test(e.message)) throw e;
+    }
+  }
+}
+
+async function startOnce(opts: CoreNodeOptions): Promise<CoreDevnet> {
   const name = opts.cmd.name;
   const datadir = path.join(opts.dir, name);
   fs.mkdirSync(datadir, { recursive: true });
