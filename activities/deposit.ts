@@ -201,58 +201,75 @@ export function createDepositActivities(deps: DepositDeps) {
     }
   }
 
-  const acts = {
+  /** Records the deposit once (the UUID is made here, once): its row and its configuration. */
+  async function record(input: DepositInput): Promise<{ payment: PaymentRow; config: ConfigRow }> {
+    const a = asset(input.ticker);
+    const utxo = NETWORKS[a.network].family === 'utxo';
+    const config = await loadConfig(db, input.configId);
+    const payment = await insertDeposit(db, {
+      configId: input.configId,
+      ticker: input.ticker,
+      network: input.network,
+      depositKey: `deposit:${input.network}:${input.txid}:${input.index}`,
+      txidIn: input.txid,
+      vout: utxo ? input.index : null,
+      blockNumber: BigInt(input.blockNumber),
+      blockHash: input.blockHash,
+      valueBase: BigInt(input.amount),
+      dueHeight: dueHeight(input.network, BigInt(input.blockNumber), config.notifyConfirmations),
+    });
+    depositsObserved.inc({ ticker: input.ticker });
+    return { payment, config };
+  }
+
+  /**
+   * Eligibility when observed (SPEC 3): the configured minimum, then whether the deposit covers the
+   * commission and network costs. A node or price outage is not a verdict: it throws (retried) or
+   * reports evidence=false, and the deposit stays.
+   */
+  async function judge(payment: PaymentRow, config: ConfigRow): Promise<Evaluation> {
+    const a = asset(payment.ticker);
+    const value = BigInt(payment.valueBase);
+    const minimum = await minimumFor(db, config, a);
+    if (minimum !== undefined && value < minimum) {
+      return { eligible: false, reason: `deposit ${formatUnits(value, a.decimals)} is below the minimum ${formatUnits(minimum, a.decimals)}` };
+    }
+    const adapter = await deps.adapter(payment.network);
+    const cost = await adapter.estimateForwardCost(payment.ticker, config.priority as Priority);
+    const feePercent = await chooseFeeFor(deps, config, a);
+    let nativePrice: string | undefined;
+    if (cost.sponsorCost > 0n) nativePrice = await priceOfNativeInAsset(deps.prices, a);
+    const fees = computeFees({
+      value,
+      decimals: a.decimals,
+      feePercent,
+      costs: [
+        { amount: cost.networkFee, sameAsset: true, decimals: a.decimals },
+        ...(cost.sponsorCost > 0n ? [{ amount: cost.sponsorCost, sameAsset: false, decimals: ASSETS[NETWORKS[a.network].nativeTicker].decimals, priceInDeposit: nativePrice }] : []),
+      ],
+    });
+    if (fees.eligible) return { eligible: true, evidence: true };
+    if (cost.sponsorCost > 0n && nativePrice === undefined) return { eligible: true, evidence: false };
+    return { eligible: false, reason: fees.reason };
+  }
+
+  return {
     /** Records the deposit once and returns its payment; the UUID is made here, once. */
     async recordDeposit(input: DepositInput): Promise<PaymentInfo> {
-      const a = asset(input.ticker);
-      const utxo = NETWORKS[a.network].family === 'utxo';
-      const config = await loadConfig(db, input.configId);
-      const payment = await insertDeposit(db, {
-        configId: input.configId,
-        ticker: input.ticker,
-        network: input.network,
-        depositKey: `deposit:${input.network}:${input.txid}:${input.index}`,
-        txidIn: input.txid,
-        vout: utxo ? input.index : null,
-        blockNumber: BigInt(input.blockNumber),
-        blockHash: input.blockHash,
-        valueBase: BigInt(input.amount),
-        dueHeight: dueHeight(input.network, BigInt(input.blockNumber), config.notifyConfirmations),
-      });
-      depositsObserved.inc({ ticker: input.ticker });
+      const { payment, config } = await record(input);
       return info(payment, config);
     },
 
-    /**
-     * Eligibility when observed (SPEC 3): the configured minimum, then whether the deposit covers the
-     * commission and network costs. A node or price outage is not a verdict: it throws (retried) or
-     * reports evidence=false, and the deposit stays.
-     */
+    /** Eligibility when observed (SPEC 3; `judge`). */
     async evaluate(uuid: string): Promise<Evaluation> {
       const { payment, config } = await loadPayment(db, uuid);
-      const a = asset(payment.ticker);
-      const value = BigInt(payment.valueBase);
-      const minimum = await minimumFor(db, config, a);
-      if (minimum !== undefined && value < minimum) {
-        return { eligible: false, reason: `deposit ${formatUnits(value, a.decimals)} is below the minimum ${formatUnits(minimum, a.decimals)}` };
-      }
-      const adapter = await deps.adapter(payment.network);
-      const cost = await adapter.estimateForwardCost(payment.ticker, config.priority as Priority);
-      const feePercent = await chooseFeeFor(deps, config, a);
-      let nativePrice: string | undefined;
-      if (cost.sponsorCost > 0n) nativePrice = await priceOfNativeInAsset(deps.prices, a);
-      const fees = computeFees({
-        value,
-        decimals: a.decimals,
-        feePercent,
-        costs: [
-          { amount: cost.networkFee, sameAsset: true, decimals: a.decimals },
-          ...(cost.sponsorCost > 0n ? [{ amount: cost.sponsorCost, sameAsset: false, decimals: ASSETS[NETWORKS[a.network].nativeTicker].decimals, priceInDeposit: nativePrice }] : []),
-        ],
-      });
-      if (fees.eligible) return { eligible: true, evidence: true };
-      if (cost.sponsorCost > 0n && nativePrice === undefined) return { eligible: true, evidence: false };
-      return { eligible: false, reason: fees.reason };
+      return judge(payment, config);
+    },
+
+    /** recordDeposit, then evaluate, on the rows just written: paymentLifecycle's first step, one local activity. */
+    async recordAndEvaluate(input: DepositInput): Promise<{ payment: PaymentInfo; evaluation: Evaluation }> {
+      const { payment, config } = await record(input);
+      return { payment: info(payment, config), evaluation: await judge(payment, config) };
     },
 
     async markFailed(uuid: string, reason: string): Promise<boolean> {
@@ -330,14 +347,6 @@ export function createDepositActivities(deps: DepositDeps) {
     async paymentInfo(uuid: string): Promise<PaymentInfo> {
       const { payment, config } = await loadPayment(db, uuid);
       return info(payment, config);
-    },
-  };
-  return {
-    ...acts,
-    /** recordDeposit, then evaluate: paymentLifecycle's first step, one local activity (both idempotent). */
-    async recordAndEvaluate(input: DepositInput): Promise<{ payment: PaymentInfo; evaluation: Evaluation }> {
-      const payment = await acts.recordDeposit(input);
-      return { payment, evaluation: await acts.evaluate(payment.uuid) };
     },
   };
 }

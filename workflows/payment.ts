@@ -104,7 +104,11 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
   let c: Carry;
   if (carried) c = carried;
   else if (patchedType) c = fresh(await local.recordDeposit(input));
-  else ({ payment: c, evaluation } = await recordAndEvaluate(input));
+  else {
+    const first = await local.recordAndEvaluate(input);
+    c = fresh(first.payment);
+    evaluation = first.evaluation;
+  }
   const uuid = c.payment.uuid;
   let hinted = false;
   /** Hints received, and how many of them had come when the last reading began (fused). */
@@ -291,12 +295,6 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
   }
   showStage();
   return status(c);
-}
-
-/** paymentLifecycle's first step: the deposit recorded (its UUID made once) and evaluated, in one local activity. */
-async function recordAndEvaluate(input: DepositInput): Promise<{ payment: Carry; evaluation: Evaluation }> {
-  const { payment, evaluation } = await local.recordAndEvaluate(input);
-  return { payment: fresh(payment), evaluation };
 }
 
 function fresh(payment: PaymentInfo): Carry {
