@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ContractFactory, JsonRpcProvider, Network, Wallet, parseEther, parseUnits } from 'ethers';
 import { freePort } from '../../temporal/devserver';
 import { compileTestToken } from './erc20';
-import { jsonRpc, spawnNode, waitUntilReady, type NodeProcess } from './process';
+import { jsonRpc, spawnNode, startOnFreshPorts, waitUntilReady, type NodeProcess } from './process';
 
 export const ANVIL_CHAIN_ID = 31337n;
 
@@ -58,7 +58,15 @@ function usableStateFile(file: string): string {
   return file;
 }
 
-export async function startAnvil(opts: AnvilOptions): Promise<AnvilDevnet> {
+/**
+ * anvil on a free loopback port. A start whose port another process took before anvil bound it ("Error:
+ * Address already in use (os error 98)") starts again on a new port.
+ */
+export function startAnvil(opts: AnvilOptions): Promise<AnvilDevnet> {
+  return startOnFreshPorts(() => startOnce(opts), (e) => e.message.includes('Address already in use'));
+}
+
+async function startOnce(opts: AnvilOptions): Promise<AnvilDevnet> {
   const port = await freePort('127.0.0.1');
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', ANVIL_CHAIN_ID.toString(), '--accounts', '1', '--mnemonic-random', '--silent'];
   if (opts.blockTime) args.push('--block-time', String(opts.blockTime));

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { freePort } from '../../temporal/devserver';
 import { BitcoinRpc } from '../utxo/rpc';
 import type { NodeCommand } from './binaries';
-import { spawnNode, waitUntilReady } from './process';
+import { spawnNode, startOnFreshPorts, waitUntilReady } from './process';
 
 /** A Bitcoin Core-family node (litecoind, Bitcoin Knots's bitcoind) in regtest with a funded wallet. */
 export interface CoreDevnet {
@@ -24,25 +24,20 @@ export interface CoreNodeOptions {
   extraArgs?: string[];
 }
 
-/** Starts of a node that lost its free port to another process before it could bind it. */
-const PORT_ATTEMPTS = 3;
+/**
+ * How a node says it lost a port freePort found free to another process before it bound it (seen in CI:
+ * "Binding RPC on address 127.0.0.1 port … failed (Address already in use)"; litecoind says "Unable to
+ * bind any endpoint for RPC server").
+ */
 const PORT_LOST = /Address already in use|Unable to bind (any|all) endpoints? for RPC server/;
 
 /**
  * The node in regtest on free loopback ports with its own datadir, a wallet funded by 101 mined blocks
- * (coinbase maturity), -txindex for the legacy-input path and a fallback fee.
+ * (coinbase maturity), -txindex for the legacy-input path and a fallback fee. A start that lost a port
+ * starts again on new ports.
  */
-export async function startCoreNode(opts: CoreNodeOptions): Promise<CoreDevnet> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startOnce(opts);
-    } catch (e) {
-      // A port freePort found free can be taken by another process before the node binds it (seen in CI:
-      // "Binding RPC on address 127.0.0.1 port … failed (Address already in use)"; litecoind says "Unable
-      // to bind any endpoint for RPC server"): new ports, new start.
-      if (attempt >= PORT_ATTEMPTS || !(e instanceof Error) || !PORT_LOST.test(e.message)) throw e;
-    }
-  }
+export function startCoreNode(opts: CoreNodeOptions): Promise<CoreDevnet> {
+  return startOnFreshPorts(() => startOnce(opts), (e) => PORT_LOST.test(e.message));
 }
 
 async function startOnce(opts: CoreNodeOptions): Promise<CoreDevnet> {

@@ -43,25 +43,49 @@ export function spawnNode(cmd: string, args: string[], logFile: string, killAfte
   return { pid: child.pid, child, stop };
 }
 
-/** Polls `probe` until it resolves, the child exits, or the bound passes. */
+/** Starts of a server that lost a port it was handed to another process before it could bind it. */
+export const PORT_ATTEMPTS = 3;
+
+/**
+ * Runs `start` again, on ports chosen afresh, when it failed because a port it was given (or chose) was
+ * taken between the check and the bind (`lost` tells those failures apart), up to PORT_ATTEMPTS starts.
+ */
+export async function startOnFreshPorts<T>(start: () => Promise<T>, lost: (e: Error) => boolean): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (e) {
+      if (attempt >= PORT_ATTEMPTS || !(e instanceof Error) || !lost(e)) throw e;
+    }
+  }
+}
+
+/**
+ * Polls `probe` until it resolves, the child exits, or the bound passes. A probe that hangs (another
+ * process holds the port and never answers) does not hide the child's exit.
+ */
 export async function waitUntilReady(what: string, proc: NodeProcess, probe: () => Promise<unknown>, timeoutMs: number, logFile?: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  const exited = new Promise<'exited'>((resolve) => {
+    if (proc.child.exitCode !== null || proc.child.signalCode !== null) resolve('exited');
+    else proc.child.once('exit', () => resolve('exited'));
+  });
   let last: unknown;
   while (Date.now() < deadline) {
-    if (proc.child.exitCode !== null) {
-      const tail = logFile && fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').slice(-2000) : '';
-      throw new Error(`${what} exited with code ${proc.child.exitCode}\n${tail}`);
-    }
     try {
-      await probe();
-      return;
+      if ((await Promise.race([probe().then(() => 'ready' as const), exited])) === 'ready') return;
+      const tail = logFile && fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').slice(-2000) : '';
+      throw new ChildExited(`${what} exited with code ${proc.child.exitCode}\n${tail}`);
     } catch (e) {
+      if (e instanceof ChildExited) throw e;
       last = e;
       await new Promise((r) => setTimeout(r, 200));
     }
   }
   throw new Error(`${what} not ready within ${timeoutMs} ms: ${String(last)}`);
 }
+
+class ChildExited extends Error {}
 
 export async function jsonRpc<T>(url: string, method: string, params: unknown[] = [], headers: Record<string, string> = {}): Promise<T> {
   const res = await fetch(url, {

@@ -10,7 +10,7 @@ import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transa
 
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { dieWithParent } from './process';
+import { dieWithParent, startOnFreshPorts } from './process';
 
 interface SurfnetHandle {
   pid: number;
@@ -59,13 +59,25 @@ async function airdrop(connection: Connection, to: PublicKey, lamports: number):
 }
 
 /**
+ * surfnet picks its RPC and web-socket ports itself, free when it looks; another process can bind one
+ * before it does. Its web-socket thread then panics (a CI run: "thread 'WebSocket RPC Handler' panicked
+ * at … Cannot drop a runtime in a context where blocking is not allowed") and the start never returns.
+ */
+class SurfnetLostStart extends Error {}
+
+/**
  * Starts surfpool's surfnet in a child process (surfnet-child.cjs) that dies with this one; resolves once
  * it printed its URLs. Its own process: an in-process surfnet stopped answering minutes into a busy run
- * whose event loop it shared (the drill), and a child is stopped by PID like every other node.
+ * whose event loop it shared (the drill), and a child is stopped by PID like every other node. A start
+ * that panicked before it printed them is stopped and made again (its ports are chosen afresh).
  */
 function spawnSurfnet(config: Record<string, unknown>, timeoutMs = 60_000): Promise<SurfnetHandle> {
+  return startOnFreshPorts(() => spawnOnce(config, timeoutMs), (e) => e instanceof SurfnetLostStart);
+}
+
+function spawnOnce(config: Record<string, unknown>, timeoutMs: number): Promise<SurfnetHandle> {
   const [file, argv] = dieWithParent(process.execPath, [path.join(__dirname, 'surfnet-child.cjs'), JSON.stringify(config)]);
-  const child = spawn(file, argv, { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(file, argv, { stdio: ['pipe', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
@@ -76,18 +88,26 @@ function spawnSurfnet(config: Record<string, unknown>, timeoutMs = 60_000): Prom
   };
   return new Promise<SurfnetHandle>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => {
-      void stop();
-      reject(new Error(`surfnet did not start within ${timeoutMs} ms`));
-    }, timeoutMs);
-    child.once('exit', (code, signal) => {
+    let err = '';
+    let started = false;
+    const fail = (e: Error) => {
       clearTimeout(timer);
-      reject(new Error(`surfnet exited before it started (code ${code}, signal ${signal})`));
+      void stop();
+      reject(e);
+    };
+    const timer = setTimeout(() => fail(new Error(`surfnet did not start within ${timeoutMs} ms`)), timeoutMs);
+    child.once('exit', (code, signal) => fail(new Error(`surfnet exited before it started (code ${code}, signal ${signal})`)));
+    child.stderr!.on('data', (chunk: Buffer) => {
+      process.stderr.write(chunk);
+      if (started) return;
+      err = (err + chunk.toString('utf8')).slice(-4000);
+      if (/ panicked at /.test(err)) fail(new SurfnetLostStart(`surfnet panicked before it started:\n${err}`));
     });
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString('utf8');
       const nl = out.indexOf('\n');
       if (nl < 0) return;
+      started = true;
       clearTimeout(timer);
       child.stdout!.removeAllListeners('data').resume();
       const { rpcUrl, wsUrl } = JSON.parse(out.slice(0, nl)) as { rpcUrl: string; wsUrl: string };

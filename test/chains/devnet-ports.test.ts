@@ -1,0 +1,57 @@
+import net from 'node:net';
+import * as devserver from '../../src/temporal/devserver';
+import { startAnvil } from '../../src/chains/devnet/anvil';
+import { startLitecoind } from '../../src/chains/devnet/litecoind';
+import { jsonRpc } from '../../src/chains/devnet/process';
+import { BitcoinRpc } from '../../src/chains/utxo/rpc';
+import { tmpDir } from '../helpers/nodes';
+
+/**
+ * A free port is only free when it is looked up: another process may bind it before the node does (CI
+ * runs lost a devnet start that way). The node is then started again on new ports. In each case below the
+ * first port handed out (the first start's RPC port) is one another process holds.
+ */
+async function withTakenFirstPort(run: (taken: number, calls: () => number) => Promise<void>): Promise<void> {
+  // It accepts connections and never answers, as a port's other holder may.
+  const held = new Set<net.Socket>();
+  const squatter = net.createServer((socket) => held.add(socket));
+  await new Promise<void>((r) => squatter.listen(0, '127.0.0.1', r));
+  const taken = (squatter.address() as net.AddressInfo).port;
+  const real = devserver.freePort;
+  let calls = 0;
+  const spy = jest.spyOn(devserver, 'freePort').mockImplementation((host: string, preferred?: number) => (++calls === 1 ? Promise.resolve(taken) : real(host, preferred)));
+  try {
+    await run(taken, () => calls);
+  } finally {
+    spy.mockRestore();
+    for (const socket of held) socket.destroy();
+    squatter.close();
+  }
+}
+
+it('a Core node whose RPC port was taken before it could bind it starts again on new ports', async () => {
+  await withTakenFirstPort(async (taken, calls) => {
+    const node = await startLitecoind({ dir: tmpDir('gw-core-ports-') });
+    try {
+      expect(new URL(node.rpcUrl).port).not.toBe(String(taken));
+      expect(await new BitcoinRpc(node.rpcUrl).call<number>('getblockcount')).toBeGreaterThanOrEqual(101);
+      expect(calls()).toBeGreaterThanOrEqual(3); // two ports for the lost start, then new ones
+    } finally {
+      await node.stop();
+    }
+  });
+}, 120_000);
+
+it('anvil whose port was taken before it could bind it starts again on a new port', async () => {
+  await withTakenFirstPort(async (taken, calls) => {
+    const node = await startAnvil({ dir: tmpDir('gw-anvil-ports-') });
+    try {
+      expect(new URL(node.rpcUrl).port).not.toBe(String(taken));
+      expect(calls()).toBe(2);
+      // The second start is whole: its test token was deployed.
+      expect(await jsonRpc<string>(node.rpcUrl, 'eth_getCode', [node.tokens.erc20_usdt, 'latest'])).not.toBe('0x');
+    } finally {
+      await node.stop();
+    }
+  });
+}, 120_000);

@@ -1,0 +1,55 @@
+import { PublicKey } from '@solana/web3.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import * as processes from '../../src/chains/devnet/process';
+import { startSurfnet } from '../../src/chains/devnet/surfnet';
+import { tmpDir } from '../helpers/nodes';
+
+/**
+ * surfnet chooses its own ports; a CI run saw another process take its web-socket port first, and its
+ * web-socket thread panicked while the start waited for ever. A start that panics is stopped and made
+ * again. The first start here is a process that prints that panic and hangs, as surfnet's did.
+ */
+it('a surfnet start that panicked before it printed its URLs is stopped and made again', async () => {
+  const dir = tmpDir('gw-surfnet-start-');
+  const pidFile = path.join(dir, 'panicked.pid');
+  const script = path.join(dir, 'panics.cjs');
+  fs.writeFileSync(
+    script,
+    `require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid));
+process.stderr.write("\\nthread 'WebSocket RPC Handler' (15101) panicked at tokio-1.52.3/src/runtime/blocking/shutdown.rs:51:21:\\nCannot drop a runtime in a context where blocking is not allowed.\\n");
+setInterval(() => {}, 1000);
+`,
+  );
+  const real = processes.dieWithParent;
+  let calls = 0;
+  const spy = jest.spyOn(processes, 'dieWithParent').mockImplementation((cmd: string, args: string[]) => (++calls === 1 ? real(process.execPath, [script]) : real(cmd, args)));
+  try {
+    const sn = await startSurfnet();
+    try {
+      expect(calls).toBe(2);
+      expect(await sn.connection.getSlot()).toBeGreaterThan(0);
+      // Its setup ran on the surfnet of the second start: the test mint's supply is there.
+      expect((await sn.connection.getTokenSupply(new PublicKey(sn.tokens.sol_usdc))).value.amount).toBe('1000000000000000');
+    } finally {
+      await sn.stop();
+    }
+    // The panicked start's process was stopped, not left holding what it had.
+    const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+    await expect(waitGone(pid)).resolves.toBe(true);
+  } finally {
+    spy.mockRestore();
+  }
+}, 120_000);
+
+async function waitGone(pid: number): Promise<boolean> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return true;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
