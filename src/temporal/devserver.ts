@@ -21,7 +21,26 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-/** A port that is free now: the preferred one if it is, else one the kernel picks. */
+/** Where the ports this process picks start: above the well-known and the common service ports. */
+const PICKED_PORTS_FROM = 10_000;
+
+/** The first port of the kernel's ephemeral range (Linux; 32768 elsewhere, its default). */
+function ephemeralStart(): number {
+  try {
+    const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 0 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/**
+ * A port that is free now: the preferred one if it is, else one picked at random below the kernel's
+ * ephemeral range. The kernel hands ports of that range to every bind to port 0 and to every outgoing
+ * connection, and the servers that pick their own ports (surfnet, the Temporal server's internal ones)
+ * pick them so: a port picked there could go to one of them between this check and the bind of the server
+ * it is for (CI runs lost devnet starts that way). Port 0 (the kernel's pick) is the fallback.
+ */
 export async function freePort(host: string, preferred?: number): Promise<number> {
   const tryListen = (port: number) =>
     new Promise<number | undefined>((resolve) => {
@@ -34,6 +53,11 @@ export async function freePort(host: string, preferred?: number): Promise<number
     });
   if (preferred !== undefined) {
     const p = await tryListen(preferred);
+    if (p !== undefined) return p;
+  }
+  const below = ephemeralStart();
+  for (let i = 0; below - PICKED_PORTS_FROM >= 1000 && i < 50; i++) {
+    const p = await tryListen(PICKED_PORTS_FROM + Math.floor(Math.random() * (below - PICKED_PORTS_FROM)));
     if (p !== undefined) return p;
   }
   const p = await tryListen(0);

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import net from 'node:net';
 import * as devserver from '../../src/temporal/devserver';
 import { startAnvil } from '../../src/chains/devnet/anvil';
@@ -28,6 +29,18 @@ async function withTakenFirstPort(run: (taken: number, calls: () => number) => P
     squatter.close();
   }
 }
+
+it('freePort picks below the ephemeral range, where bind(0) and outgoing connections take their ports', async () => {
+  const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+  const ports = await Promise.all(Array.from({ length: 20 }, () => devserver.freePort('127.0.0.1')));
+  for (const port of ports) {
+    expect(port).toBeGreaterThanOrEqual(10_000);
+    expect(port).toBeLessThan(low);
+  }
+  // A preferred port that is free is the one handed out.
+  const preferred = ports[0];
+  expect(await devserver.freePort('127.0.0.1', preferred)).toBe(preferred);
+});
 
 it('a Core node whose RPC port was taken before it could bind it starts again on new ports', async () => {
   await withTakenFirstPort(async (taken, calls) => {
