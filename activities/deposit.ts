@@ -1,4 +1,5 @@
 import type { ChainAdapter } from '../src/chains/adapter';
+import type { HeadWatch } from '../src/chains/heads';
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { Db } from '../src/db/client';
 import {
@@ -82,6 +83,8 @@ export interface DepositDeps {
   feePolicy: FeePolicy;
   /** Where a UTXO forward sends the commission (the operator's own address on that network). */
   treasuryAddress(network: string): string | undefined;
+  /** The worker's head feeds: a forward signed now is watched for at each new head, for a short window. */
+  heads?: HeadWatch;
 }
 
 export function createDepositActivities(deps: DepositDeps) {
@@ -185,19 +188,58 @@ export function createDepositActivities(deps: DepositDeps) {
    * forward (activities/forward.ts); with `fate`, also the forward's first reading right after the
    * broadcast, with the confirmed snapshot written when it says mined. A reading that fails is no
    * reading: the workflow makes its own.
+   *
+   * A forward signed now on a network whose head feed is live is watched for here, for a short window
+   * (FORWARD_WATCH_MS): a reading at each new head, and one after the window. Included meanwhile, the
+   * workflow goes on to its confirmed callback in the same workflow task, with no hint from the watcher
+   * and no task for it (the watcher holds its hint back for the window, forward_watch_until).
    */
   async function forwardWithFate(uuid: string, opts: ForwardOptions & { fate?: boolean } = {}, loaded?: LoadedPayment): Promise<ForwardSent> {
-    const { signedNow, ...sent } = await forward.forward(uuid, opts, loaded);
+    // forward() reads the payment for its lock's name when not given it: read here, it names the network too.
+    const read = loaded ?? (opts.fate && deps.heads ? await loadPayment(db, uuid) : undefined);
+    // Heads announced before the broadcast: one announced after it (even before the watch begins) is read.
+    const before = read && deps.heads ? deps.heads.seen(read.payment.network) : 0;
+    const { signedNow, watchUntil, ...sent } = await forward.forward(uuid, { ...opts, watch: opts.fate === true }, read);
     if (!opts.fate) return sent;
+    if (watchUntil !== undefined && deps.heads && read) {
+      const fate = await watchInclusion(uuid, read.payment.network, before, watchUntil, deps.heads);
+      return fate ? { ...sent, ...(await withSnapshot(uuid, fate)) } : sent;
+    }
     // Signed and accepted by the node a moment ago: it is in the mempool, and a reading now would say so at
     // the cost of a read and the node's round trips on the worker's one thread. A stored forward sent again
     // is read: it may be mined already.
     if (signedNow) return { ...sent, fate: { status: 'pending', txidOut: sent.txidOut, note: 'broadcast now' } };
+    return { ...sent, ...(await firstReading(uuid)) };
+  }
+
+  /** One reading of the forward's fate, with the confirmed snapshot; nothing when the reading failed. */
+  async function firstReading(uuid: string): Promise<{ fate?: ForwardFate; snapshot?: CallbackSnapshot }> {
     try {
-      return { ...sent, ...(await withSnapshot(uuid, await forward.forwardFate(uuid))) };
+      return await withSnapshot(uuid, await forward.forwardFate(uuid));
     } catch (e) {
-      logger.debug({ payment: uuid, err: e instanceof Error ? e.message : String(e) }, 'first forward reading failed; the workflow reads again');
-      return sent;
+      logger.debug({ payment: uuid, err: e instanceof Error ? e.message : String(e) }, 'forward reading failed; the workflow reads again');
+      return {};
+    }
+  }
+
+  /**
+   * Reads the forward's fate at each new head of its network until one is not pending, and once more
+   * after `until` (this clock): that last reading starts after every block the watcher held a hint back
+   * for, so a forward included in one of them is seen here. A reading that fails is no reading.
+   */
+  async function watchInclusion(uuid: string, network: string, after: number, until: number, heads: HeadWatch): Promise<ForwardFate | undefined> {
+    for (let seen = after; ; ) {
+      const left = until - Date.now();
+      if (left > 0) await heads.next(network, seen, left);
+      seen = heads.seen(network);
+      const last = Date.now() >= until;
+      let fate: ForwardFate | undefined;
+      try {
+        fate = await forward.forwardFate(uuid);
+      } catch (e) {
+        logger.debug({ payment: uuid, err: e instanceof Error ? e.message : String(e) }, 'forward reading failed');
+      }
+      if ((fate && fate.status !== 'pending') || last) return fate;
     }
   }
 

@@ -34,6 +34,11 @@ export interface Broadcast {
   refused?: string;
   /** Signed, stored and accepted by the node in this very call (not a stored forward sent again). */
   signedNow?: boolean;
+  /**
+   * With `watch`, when signed now on a network whose head feed is live: this process's clock (ms) from
+   * which the watcher's hint for this forward is no longer held back (forward_watch_until has passed).
+   */
+  watchUntil?: number;
 }
 
 /** A payment and its configuration as loadPayment read them. */
@@ -42,6 +47,8 @@ export type LoadedPayment = Awaited<ReturnType<typeof loadPayment>>;
 export interface ForwardOptions {
   /** Moves the payment to processing first (the workflow's own record_processing step before the `fused-forward-steps` patch). */
   processing?: boolean;
+  /** The caller watches for the inclusion of a forward signed now, for deps.heads' window (forward_watch_until). */
+  watch?: boolean;
 }
 
 /** The forward stage of the deposit lifecycle (DESIGN 4): sign once, store, broadcast, and read its fate. */
@@ -54,7 +61,7 @@ export function createForwardActivities(deps: DepositDeps) {
      */
     async forward(uuid: string, opts: ForwardOptions = {}, loaded?: LoadedPayment): Promise<Broadcast> {
       if (opts.processing) await moveResult(db, uuid, ['pending'], 'processing');
-      return send(uuid, loaded);
+      return send(uuid, loaded, opts.watch === true);
     },
 
     forwardFate,
@@ -98,7 +105,7 @@ export function createForwardActivities(deps: DepositDeps) {
    * nonce is taken. A broadcast the node refuses is a reading, not a verdict: the workflow re-sends
    * the same bytes and lets the chain decide (forwardFate).
    */
-  async function send(uuid: string, loaded?: LoadedPayment): Promise<Broadcast> {
+  async function send(uuid: string, loaded?: LoadedPayment, watch = false): Promise<Broadcast> {
     // What names the lock (network, address_in) never changes: a caller's earlier read serves; the lock's holder reads afresh.
     const { payment, config } = loaded ?? (await loadPayment(db, uuid));
     const adapter = await deps.adapter(payment.network);
@@ -107,6 +114,7 @@ export function createForwardActivities(deps: DepositDeps) {
       const fresh = await loadPayment(db, uuid);
       let plan: ForwardPlan;
       let signedNow = false;
+      let watchUntil: number | undefined;
       if (fresh.payment.forwardRaw) {
         plan = planFromJson(fresh.payment.forwardRaw);
       } else {
@@ -138,12 +146,20 @@ export function createForwardActivities(deps: DepositDeps) {
         }
         // Stored (committed) before any broadcast: a retry re-sends these bytes, never new ones.
         let stored: boolean;
+        const watchMs = watch ? (deps.heads?.watchMs(payment.network) ?? 0) : 0;
         try {
-          stored = await storeForwardOnce(db, uuid, planToJson(plan), plan.txidOut, feePercent, {
-            network: payment.network,
-            source: config.addressIn,
-            nonce: plan.nonce,
-          });
+          stored = await storeForwardOnce(
+            db,
+            uuid,
+            planToJson(plan),
+            plan.txidOut,
+            feePercent,
+            { network: payment.network, source: config.addressIn, nonce: plan.nonce },
+            watchMs,
+          );
+          // The database set forward_watch_until from its clock before this returned: this clock's
+          // now + watchMs is not earlier (a little margin for the rounding of timestamps).
+          if (stored && watchMs > 0) watchUntil = Date.now() + watchMs + 5;
         } catch (e) {
           if (e instanceof ForwardCollisionError) throw ApplicationFailure.nonRetryable(e.message, 'ForwardCollision');
           throw e;
@@ -157,10 +173,10 @@ export function createForwardActivities(deps: DepositDeps) {
       } catch (e) {
         if (!(e instanceof BroadcastRejectedError)) throw e;
         forwards.inc({ ticker: payment.ticker, outcome: 'refused' });
-        return { txidOut, refused: e.message };
+        return { txidOut, refused: e.message, ...(watchUntil !== undefined ? { watchUntil } : {}) };
       }
       forwards.inc({ ticker: payment.ticker, outcome: 'broadcast' });
-      return signedNow ? { txidOut, signedNow } : { txidOut };
+      return signedNow ? { txidOut, signedNow, ...(watchUntil !== undefined ? { watchUntil } : {}) } : { txidOut };
     }));
   }
 

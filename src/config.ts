@@ -75,6 +75,10 @@ const schema = z.object({
   // How often each network's watcher asks its node for new blocks: a pass that finds none reads the head and
   // the cursor's block and writes nothing; the hints it pushes are at most this late after a block.
   WATCH_INTERVAL_MS: millis('WATCH_INTERVAL_MS', 100, 600_000).default(500),
+  // How long the forward activity watches, at each new head, for the inclusion of a forward it has just
+  // broadcast (networks with a live head feed), before it leaves that to the watcher's hint. 0: never.
+  // At most 6 s: a local activity past 8 s makes the worker heartbeat its workflow task (more history).
+  FORWARD_WATCH_MS: millis('FORWARD_WATCH_MS', 0, 6_000).default(4_000),
   ADDRESS_POOL_SIZE: z.coerce
     .number({ error: 'ADDRESS_POOL_SIZE must be an integer between 1 and 100000' })
     .int({ error: 'ADDRESS_POOL_SIZE must be an integer between 1 and 100000' })
@@ -133,6 +137,8 @@ export type Config = {
   feeDomainOverrides: Record<string, string>;
   /** How often each network's watcher looks for new blocks. */
   watchIntervalMs: number;
+  /** How long a forward just broadcast is watched for by its activity at each new head (0: not). */
+  forwardWatchMs: number;
   /** Free pre-derived Solana deposit addresses the worker keeps for the API (no public derivation there). */
   addressPoolSize: number;
   /** npm start runs local chains (anvil, surfnet, litecoind); default: when no {NETWORK}_RPC_URL is set. */
@@ -214,6 +220,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         }),
     ),
     watchIntervalMs: c.WATCH_INTERVAL_MS,
+    forwardWatchMs: c.FORWARD_WATCH_MS,
     addressPoolSize: c.ADDRESS_POOL_SIZE,
     devnet: c.DEVNET,
     minimumRefreshMs: c.MINIMUM_REFRESH_MS,

@@ -104,3 +104,53 @@ export function openHeadFeed(network: string, wsUrl: string, onHead: () => void,
     },
   };
 }
+
+/**
+ * The worker's head feeds, as seen by its activities: the forward activity watches for the inclusion of
+ * what it has just broadcast at each new head of its network, for a short window, instead of ending and
+ * leaving the watcher to signal the workflow (activities/deposit.ts). No live feed, no window.
+ */
+export interface HeadWatch {
+  /** How long a forward just broadcast on `network` is watched for by its activity; 0 while its feed is not live. */
+  watchMs(network: string): number;
+  /** How many heads of `network` were announced so far. */
+  seen(network: string): number;
+  /** Resolves true once more than `after` heads of `network` were announced (at once if they were), false when `ms` passed first. */
+  next(network: string, after: number, ms: number): Promise<boolean>;
+}
+
+/** A HeadWatch the worker's head feeds report to (`head` at each notification, `live` on (un)subscription). */
+export function headHub(watchMs: number): HeadWatch & { head(network: string): void; live(network: string, on: boolean): void } {
+  const waiters = new Map<string, Set<() => void>>();
+  const counts = new Map<string, number>();
+  const live = new Set<string>();
+  const seen = (network: string) => counts.get(network) ?? 0;
+  return {
+    watchMs: (network) => (watchMs > 0 && live.has(network) ? watchMs : 0),
+    seen,
+    next(network, after, ms) {
+      if (seen(network) > after) return Promise.resolve(true);
+      return new Promise<boolean>((resolve) => {
+        let set = waiters.get(network);
+        if (!set) waiters.set(network, (set = new Set()));
+        const waiting = set;
+        const done = (head: boolean) => {
+          clearTimeout(timer);
+          waiting.delete(wake);
+          resolve(head);
+        };
+        const wake = () => done(true);
+        const timer = setTimeout(() => done(false), Math.max(0, ms));
+        waiting.add(wake);
+      });
+    },
+    head(network) {
+      counts.set(network, seen(network) + 1);
+      for (const wake of [...(waiters.get(network) ?? [])]) wake();
+    },
+    live(network, on) {
+      if (on) live.add(network);
+      else live.delete(network);
+    },
+  };
+}

@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, lte } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, lte, or, sql } from 'drizzle-orm';
 import pLimit from 'p-limit';
 import type { Db } from '../db/client';
 import { payments } from '../db/schema';
@@ -19,7 +19,7 @@ const MAX_TXIDS = 10_000;
 /**
  * After the watcher read a batch of blocks on top of `before` (the cursor it started from): signals the
  * deposits whose due height the batch passed, those at or above a reorganised height, and those whose
- * forward one of the blocks holds. At most three indexed queries per batch, each returning only the
+ * forward one of the blocks holds (once its forward activity no longer watches for it: forward_watch_until). At most three indexed queries per batch, each returning only the
  * deposits concerned, so the cost per block does not grow with the number of deposits waiting.
  * Returns the number of signals sent; a signal that fails is logged by `signal` and dropped.
  */
@@ -53,7 +53,15 @@ export async function pushHints(db: Db, network: string, before: bigint | null, 
     const included = await db
       .select({ key: payments.depositKey })
       .from(payments)
-      .where(and(inArray(payments.txidOut, txids.slice(i, i + MAX_TXIDS)), eq(payments.result, 'processing')));
+      .where(
+        and(
+          inArray(payments.txidOut, txids.slice(i, i + MAX_TXIDS)),
+          eq(payments.result, 'processing'),
+          // Not while the activity that broadcast it watches for it itself: it reads this block too (its last
+          // reading comes after the window), and a hint that came meanwhile would cost the workflow a task.
+          or(isNull(payments.forwardWatchUntil), lte(payments.forwardWatchUntil, sql`now()`)),
+        ),
+      );
     for (const r of included) hints.set(r.key, { kind: 'forward', height });
   }
   const limit = pLimit(TEMPORAL_CALLS_AT_ONCE);

@@ -103,6 +103,12 @@ export const payments = pgTable(
     txidOut: text('txid_out'),
     /** Signed forward transaction, stored before broadcast so a retry re-sends the same bytes. */
     forwardRaw: text('forward_raw'),
+    /**
+     * Until when the forward activity that broadcast it watches the chain for its inclusion itself (set
+     * with the stored bytes, database clock): the watcher sends no `forward` hint before then, so that the
+     * hint cannot arrive while that activity's workflow task is finishing (src/chains/push.ts).
+     */
+    forwardWatchUntil: timestamp('forward_watch_until', { withTimezone: true }),
     /** The immutable confirmed callback snapshot (payload fields), written once. */
     snapshot: jsonb('snapshot'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),

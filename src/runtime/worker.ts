@@ -7,7 +7,7 @@ import { depositKey } from '../chains/adapter';
 import { sponsorAddresses } from '../chains/sponsor';
 import { pushHints, TEMPORAL_CALLS_AT_ONCE, type SignalDeposit } from '../chains/push';
 import { startWatchers, type MatchedDeposit } from '../chains/watcher';
-import { hasHeadFeed, openHeadFeed } from '../chains/heads';
+import { hasHeadFeed, headHub, openHeadFeed } from '../chains/heads';
 import { chainSignal } from '../../workflows/signals';
 import type { Db } from '../db/client';
 import { insertDeposits, type NewDeposit } from '../db/queries/payments';
@@ -119,6 +119,8 @@ export async function startWorkerRuntime(
     10_000,
     (e) => logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'publishing public material failed; retrying'),
   );
+  // The head feeds (below) report here too: a forward activity watches for its broadcast's inclusion.
+  const heads = headHub(cfg.forwardWatchMs);
   const activities = createActivities({
     db: database.db,
     config: cfg,
@@ -129,6 +131,7 @@ export async function startWorkerRuntime(
       prices: services.prices,
       feePolicy: services.feePolicy,
       treasuryAddress: services.treasuryAddress,
+      heads,
     },
     minimums: { chains: services.chains, adapter: services.adapter, prices: services.prices, maxCostPercent: cfg.minimumMaxCostPercent },
   });
@@ -175,11 +178,16 @@ export async function startWorkerRuntime(
           heads: (network, wake) => {
             const wsUrl = services.chains[network]?.wsUrl;
             if (!wsUrl || !hasHeadFeed(network)) return undefined;
-            return openHeadFeed(network, wsUrl, wake, {
-              onState: (state, detail) =>
-                state === 'subscribed'
-                  ? logger.info({ network }, 'new-head feed subscribed')
-                  : logger.warn({ network, detail }, 'new-head feed dropped; polling until it is back'),
+            const onHead = () => {
+              wake();
+              heads.head(network);
+            };
+            return openHeadFeed(network, wsUrl, onHead, {
+              onState: (state, detail) => {
+                heads.live(network, state === 'subscribed');
+                if (state === 'subscribed') logger.info({ network }, 'new-head feed subscribed');
+                else logger.warn({ network, detail }, 'new-head feed dropped; polling until it is back');
+              },
             });
           },
           // The gas tank's top-ups to an address_in are the gateway's own money, never a payment.

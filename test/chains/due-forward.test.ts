@@ -6,7 +6,7 @@
  * signature; a forward that cannot be made is returned as an error, not thrown.
  */
 import { Wallet, parseEther } from 'ethers';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { createDepositActivities } from '../../activities/deposit';
 import type { ObservedDeposit } from '../../src/chains/adapter';
 import { insertDeposit, loadPayment, moveResult } from '../../src/db/queries/payments';
@@ -14,8 +14,10 @@ import { paymentConfigs, payments } from '../../src/db/schema';
 import { dueHeight } from '../../src/domain/finality';
 import { STANDARD_TIERS } from '../../src/domain/pricing';
 import { DEVNET_PRICES, FixedPriceSource } from '../../src/prices/source';
+import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
+import { headHub, openHeadFeed, type HeadFeed } from '../../src/chains/heads';
 import { createTestDatabase } from '../helpers/db';
-import { anvilChain, testSeed, type LiveChain } from '../helpers/nodes';
+import { anvilChain, testSeed, tmpDir, type LiveChain } from '../helpers/nodes';
 
 jest.setTimeout(120_000);
 
@@ -23,21 +25,31 @@ const REQUIRED = 3;
 let chain: LiveChain;
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 let acts: ReturnType<typeof createDepositActivities>;
+let node: AnvilDevnet;
+let feed: HeadFeed | undefined;
 
-beforeAll(async () => {
-  [chain, database] = await Promise.all([anvilChain('eth', testSeed()), createTestDatabase()]);
-  acts = createDepositActivities({
+/** The activities as the worker makes them; `heads` as its head feeds report to it. */
+const activitiesWith = (heads?: ReturnType<typeof headHub>) =>
+  createDepositActivities({
     db: database.db,
     withLock: database.withLock,
     adapter: async () => chain.adapter,
     prices: new FixedPriceSource(DEVNET_PRICES),
     feePolicy: { domainOverrides: {}, tiers: [...STANDARD_TIERS] },
     treasuryAddress: () => undefined,
+    ...(heads ? { heads } : {}),
   });
+
+beforeAll(async () => {
+  [node, database] = await Promise.all([startAnvil({ dir: tmpDir('gw-due-forward-') }), createTestDatabase()]);
+  chain = await anvilChain('eth', testSeed(), node);
+  acts = activitiesWith();
 });
 
 afterAll(async () => {
+  feed?.close();
   await chain?.stop();
+  await node?.stop();
   await database?.drop();
 });
 
@@ -120,4 +132,72 @@ test('a forward that cannot be made is returned as an error with the reading, no
   expect((await loadPayment(database.db, uuid)).payment).toMatchObject({ forwardRaw: null, txidOut: null });
   // The workflow's own forward step meets the same refusal as a permanent failure.
   await expect(acts.forward(uuid, { processing: true, fate: true })).rejects.toMatchObject({ nonRetryable: true });
+});
+
+/** forward_watch_until, and the database's clock now, in ms. */
+async function watchWindow(uuid: string): Promise<{ until: number | null; now: number }> {
+  const { rows } = (await database.db.execute(sql`SELECT forward_watch_until AS until, now() AS now FROM payments WHERE uuid = ${uuid}`)) as unknown as {
+    rows: Array<{ until: string | Date | null; now: string | Date }>;
+  };
+  return { until: rows[0].until === null ? null : new Date(rows[0].until).getTime(), now: new Date(rows[0].now).getTime() };
+}
+
+test('with a live head feed, the forward is read at the head that mines it: confirmed, its snapshot written, in the same step', async () => {
+  const hub = headHub(4000);
+  // anvil's own newHeads over its WebSocket, as the worker's feed reports them.
+  const subscribed = new Promise<void>((resolve) => {
+    feed = openHeadFeed('ethereum', node.rpcUrl.replace(/^http/, 'ws'), () => hub.head('ethereum'), {
+      onState: (state) => {
+        hub.live('ethereum', state === 'subscribed');
+        if (state === 'subscribed') resolve();
+      },
+    });
+  });
+  await subscribed;
+  const watching = activitiesWith(hub);
+  const { uuid } = await deposit(34n, parseEther('1'));
+  await chain.mine(REQUIRED - 1);
+  const started = Date.now();
+  const due = await watching.confirmationsThenForward(uuid);
+  const took = Date.now() - started;
+  if (!due.forward || !('sent' in due.forward)) throw new Error(`no forward: ${JSON.stringify(due.forward)}`);
+  const { txidOut, fate, snapshot } = due.forward.sent;
+  // anvil mines the forward as it takes it; its head comes at once, and the reading there finds it.
+  expect(fate).toEqual({ status: 'confirmed', txidOut });
+  expect(snapshot).toMatchObject({ uuid, txid_out: txidOut });
+  expect(took).toBeLessThan(4000);
+  expect((await loadPayment(database.db, uuid)).payment.result).toBe('sent');
+  // The watcher holds its hint back for the window, from the database's clock.
+  const w = await watchWindow(uuid);
+  expect(w.until).not.toBeNull();
+  expect(w.until! - w.now).toBeGreaterThan(4000 - took - 1000);
+  expect(w.until! - w.now).toBeLessThanOrEqual(4000);
+});
+
+test('a forward mined while no head is announced is found by the reading after the window', async () => {
+  // A feed that is live but says nothing (a node that stopped announcing): the window's end reads.
+  const hub = headHub(400);
+  hub.live('ethereum', true);
+  const watching = activitiesWith(hub);
+  const { uuid } = await deposit(35n, parseEther('1'));
+  await chain.mine(REQUIRED - 1);
+  const started = Date.now();
+  const due = await watching.confirmationsThenForward(uuid);
+  expect(Date.now() - started).toBeGreaterThanOrEqual(400);
+  if (!due.forward || !('sent' in due.forward)) throw new Error(`no forward: ${JSON.stringify(due.forward)}`);
+  expect(due.forward.sent.fate).toEqual({ status: 'confirmed', txidOut: due.forward.sent.txidOut });
+  // Its window has passed: a later block holding it would be hinted again.
+  const w = await watchWindow(uuid);
+  expect(w.until).toBeLessThanOrEqual(w.now);
+});
+
+test('without a live head feed nothing is watched: pending, broadcast now, and no window', async () => {
+  const hub = headHub(4000);
+  const watching = activitiesWith(hub);
+  const { uuid } = await deposit(36n, parseEther('1'));
+  await chain.mine(REQUIRED - 1);
+  const due = await watching.confirmationsThenForward(uuid);
+  if (!due.forward || !('sent' in due.forward)) throw new Error(`no forward: ${JSON.stringify(due.forward)}`);
+  expect(due.forward.sent.fate).toEqual({ status: 'pending', txidOut: due.forward.sent.txidOut, note: 'broadcast now' });
+  expect((await watchWindow(uuid)).until).toBeNull();
 });

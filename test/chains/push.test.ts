@@ -94,6 +94,24 @@ test('the block holding a stored forward tells its payment', async () => {
   expect(hints).toEqual([['deposit:ethereum:b:0', { kind: 'forward', height: expect.any(String) }]]);
 });
 
+test('a forward its activity still watches for is not told; one whose window has passed is', async () => {
+  const customer = new Wallet(node.customerKey, provider);
+  const watched = await deposit('deposit:ethereum:w:0', 1n);
+  const past = await deposit('deposit:ethereum:p:0', 1n);
+  const a = await customer.sendTransaction({ to: Wallet.createRandom().address, value: parseEther('0.01') });
+  const b = await customer.sendTransaction({ to: Wallet.createRandom().address, value: parseEther('0.01') });
+  await updatePayment(db, watched.uuid, { result: 'processing', txidOut: a.hash });
+  await updatePayment(db, past.uuid, { result: 'processing', txidOut: b.hash });
+  // forward_watch_until as storeForwardOnce writes it (the database's clock): one window open, one passed.
+  await db.execute(sql`UPDATE payments SET forward_watch_until = now() + interval '1 minute' WHERE uuid = ${watched.uuid}`);
+  await db.execute(sql`UPDATE payments SET forward_watch_until = now() - interval '1 second' WHERE uuid = ${past.uuid}`);
+  await a.wait();
+  await b.wait();
+  hints.length = 0;
+  await pass();
+  expect(hints).toEqual([['deposit:ethereum:p:0', { kind: 'forward', height: expect.any(String) }]]);
+});
+
 test('a reorganised chain tells the deposits above the fork to look again', async () => {
   await pass();
   const head = BigInt(await provider.getBlockNumber());

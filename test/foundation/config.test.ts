@@ -25,6 +25,12 @@ describe('config', () => {
     expect(c).toMatchObject({ port: 9000, databaseUrl: 'postgres://u:p@db:5432/gw', temporalAddress: 'temporal:7233', callbackAllowPrivate: true });
   });
 
+  it('watches a forward just broadcast for 4 s by default; FORWARD_WATCH_MS=0 never', () => {
+    expect(loadConfig({}).forwardWatchMs).toBe(4000);
+    expect(loadConfig({ FORWARD_WATCH_MS: '0' }).forwardWatchMs).toBe(0);
+    expect(loadConfig({ FORWARD_WATCH_MS: '6000' }).forwardWatchMs).toBe(6000);
+  });
+
   it.each([
     [{ PORT: 'abc' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -34,6 +40,8 @@ describe('config', () => {
     [{ TEMPORAL_LOG_LEVEL: 'verbose' }, 'TEMPORAL_LOG_LEVEL'],
     [{ TEMPORAL_CORE_LOG_LEVEL: 'loud' }, 'TEMPORAL_CORE_LOG_LEVEL'],
     [{ TEMPORAL_SERVER_LOG_LEVEL: 'chatty' }, 'TEMPORAL_SERVER_LOG_LEVEL'],
+    [{ FORWARD_WATCH_MS: '9000' }, 'FORWARD_WATCH_MS'],
+    [{ FORWARD_WATCH_MS: '-1' }, 'FORWARD_WATCH_MS'],
   ])('rejects %j with one line naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(new RegExp(`^invalid configuration: ${variable}`));
     try {

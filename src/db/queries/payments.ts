@@ -137,15 +137,16 @@ export class NonceTakenError extends Error {
 /**
  * Stores the signed forward once, and records its txid (and nonce) in forward_txs in the same
  * transaction; a second caller gets false and must use what is stored. A txid held by another payment
- * is a ForwardCollisionError, before anything is written.
+ * is a ForwardCollisionError, before anything is written. `watchMs`: how long the activity that
+ * broadcasts it watches for its inclusion itself (forward_watch_until, the database's clock).
  */
-export async function storeForwardOnce(db: Db, uuid: string, raw: string, txidOut: string, feePercent: string, src: ForwardSource): Promise<boolean> {
+export async function storeForwardOnce(db: Db, uuid: string, raw: string, txidOut: string, feePercent: string, src: ForwardSource, watchMs = 0): Promise<boolean> {
   return db.transaction(async (tx) => {
     const [held] = await tx.select({ uuid: forwardTxs.paymentUuid }).from(forwardTxs).where(eq(forwardTxs.txid, txidOut));
     if (held && held.uuid !== uuid) throw new ForwardCollisionError(txidOut, held.uuid);
     const stored = await tx
       .update(payments)
-      .set({ forwardRaw: raw, txidOut, feePercent, lastUpdate: new Date() })
+      .set({ forwardRaw: raw, txidOut, feePercent, lastUpdate: new Date(), forwardWatchUntil: watchMs > 0 ? sql`now() + ${watchMs} * interval '1 millisecond'` : null })
       .where(and(eq(payments.uuid, uuid), isNull(payments.forwardRaw)))
       .returning({ uuid: payments.uuid });
     if (stored.length === 0) return false;
