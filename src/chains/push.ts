@@ -19,8 +19,9 @@ const MAX_TXIDS = 10_000;
 /**
  * After the watcher read a batch of blocks on top of `before` (the cursor it started from): signals the
  * deposits whose due height the batch passed, those at or above a reorganised height, and those whose
- * forward one of the blocks holds (once its forward activity no longer watches for it: forward_watch_until). At most three indexed queries per batch, each returning only the
- * deposits concerned, so the cost per block does not grow with the number of deposits waiting.
+ * forward one of the blocks holds (once the activity that broadcast it no longer watches for it:
+ * forward_watch_until). At most three indexed queries per batch, each returning only the deposits
+ * concerned, so the cost per block does not grow with the number of deposits waiting.
  * Returns the number of signals sent; a signal that fails is logged by `signal` and dropped.
  */
 export async function pushHints(db: Db, network: string, before: bigint | null, batch: ScanBatch, signal: SignalDeposit): Promise<number> {
