@@ -214,11 +214,17 @@ export function createDepositActivities(deps: DepositDeps) {
 
   /** One reading of the forward's fate, with the confirmed snapshot; nothing when the reading failed. */
   async function firstReading(uuid: string): Promise<{ fate?: ForwardFate; snapshot?: CallbackSnapshot }> {
+    const fate = await readFate(uuid);
+    return fate ? withSnapshot(uuid, fate) : {};
+  }
+
+  /** One reading of the forward's fate; undefined when the node or the database did not answer (no reading). */
+  async function readFate(uuid: string): Promise<ForwardFate | undefined> {
     try {
-      return await withSnapshot(uuid, await forward.forwardFate(uuid));
+      return await forward.forwardFate(uuid);
     } catch (e) {
       logger.debug({ payment: uuid, err: e instanceof Error ? e.message : String(e) }, 'forward reading failed; the workflow reads again');
-      return {};
+      return undefined;
     }
   }
 
@@ -233,12 +239,7 @@ export function createDepositActivities(deps: DepositDeps) {
       if (left > 0) await heads.next(network, seen, left);
       seen = heads.seen(network);
       const last = Date.now() >= until;
-      let fate: ForwardFate | undefined;
-      try {
-        fate = await forward.forwardFate(uuid);
-      } catch (e) {
-        logger.debug({ payment: uuid, err: e instanceof Error ? e.message : String(e) }, 'forward reading failed');
-      }
+      const fate = await readFate(uuid);
       if ((fate && fate.status !== 'pending') || last) return fate;
     }
   }
