@@ -22,10 +22,15 @@ import { formatUnits, parseUnits } from '../src/domain/money';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/**
+ * The payment's workflow, by the workflow ID a run with its UUID has. The handle names no run, so it is
+ * always the newest one: a payment that waited long has continued as new, and its earlier runs (listed too,
+ * in any order) have ended with CONTINUED_AS_NEW while the newest one runs.
+ */
 export async function findPaymentWorkflow(client: Client, uuid: string): Promise<WorkflowHandle> {
   if (!UUID.test(uuid)) throw new Error(`not a payment UUID: ${uuid}`);
   for await (const wf of client.workflow.list({ query: `GatewayPaymentUuid = "${uuid}"` })) {
-    return client.workflow.getHandle(wf.workflowId, wf.runId);
+    return client.workflow.getHandle(wf.workflowId);
   }
   throw new Error(`no workflow for payment ${uuid} (is the search attribute GatewayPaymentUuid registered?)`);
 }
@@ -130,7 +135,7 @@ export async function runAdmin(argv: string[], out: (line: string) => void = con
  * it with the reason); a workflow of the earlier type takes a signal, which it counts only after its six
  * automatic attempts, so that is checked first. Exit code 1 when nothing was queued.
  */
-async function resend(handle: WorkflowHandle, uuid: string, out: (line: string) => void): Promise<number> {
+export async function resend(handle: WorkflowHandle, uuid: string, out: (line: string) => void): Promise<number> {
   const description = await handle.describe();
   if (description.status.name !== 'RUNNING') {
     out(`resend refused: the workflow of payment ${uuid} has ended (${description.status.name}); nothing listens for resends`);

@@ -33,7 +33,7 @@ export interface PaymentWorkflowOptions {
   historyBudget?: number;
   /** How long an undelivered confirmed callback keeps listening for resends. */
   resendWindow?: string;
-  /** false only where the namespace has no custom search attributes (the time-skipping test server). */
+  /** false only where the namespace has none of the gateway's search attributes registered (they would fail every task). */
   searchAttributes?: boolean;
 }
 

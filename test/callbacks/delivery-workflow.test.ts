@@ -140,7 +140,7 @@ function start(d: Deposit): Promise<WorkflowHandle> {
     configId: crypto.randomUUID(), network: 'bitcoin', ticker: 'btc', txid: d.paymentUuid, index: 0, recipient: btcSnapshot.address_in,
     amount: '1000000', blockNumber: '1', blockHash: '00',
   };
-  const opts = { searchAttributes: false, fallback: '1 day', ...(d.resendWindow ? { resendWindow: d.resendWindow } : {}) };
+  const opts = { fallback: '1 day', ...(d.resendWindow ? { resendWindow: d.resendWindow } : {}) };
   return env.client.workflow.start('paymentLifecycle', { taskQueue, workflowId: `deposit:bitcoin:${d.paymentUuid}:0`, args: [input, opts] });
 }
 

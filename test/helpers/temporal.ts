@@ -1,5 +1,7 @@
 import type { DevServerConfig } from '@temporalio/testing';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { temporal } from '@temporalio/proto';
+import { SEARCH_ATTRIBUTES } from '../../src/domain/search-attributes';
 import { executableOption, resolveTemporalCli, resolveTemporalTestServer } from '../../src/temporal/binaries';
 import { NO_VERSION_CHECK_ARGS } from '../../src/temporal/devserver';
 
@@ -10,9 +12,23 @@ export function createLocalEnv(opts: { searchAttributes?: DevServerConfig['searc
   });
 }
 
-/** The time-skipping test server: timers of hours pass in milliseconds. */
-export function createTimeSkippingEnv() {
-  return TestWorkflowEnvironment.createTimeSkipping({
+/**
+ * The time-skipping test server: timers of hours pass in milliseconds. The gateway's search attributes are
+ * registered on it (its operator service takes them, as a cluster's does), so a workflow writes them as it
+ * does in production and its recorded history holds those commands; the server cannot list by them.
+ */
+export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: executableOption(resolveTemporalTestServer()) },
   });
+  try {
+    await env.connection.operatorService.addSearchAttributes({
+      namespace: env.namespace ?? 'default',
+      searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((k) => [k.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+    });
+  } catch (e) {
+    await env.teardown();
+    throw e;
+  }
+  return env;
 }

@@ -5,6 +5,8 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { SEARCH_ATTRIBUTES } from '../../src/domain/search-attributes';
 import { workflowsEntry } from '../../src/temporal/worker';
 import { createLocalEnv } from '../helpers/temporal';
+import { runAdmin } from '../../scripts/admin';
+import { chainSignal } from '../../workflows/signals';
 import { input, runPayment, scriptedActivities, until, uuid } from './payment-harness';
 
 /**
@@ -63,6 +65,63 @@ describe('paymentLifecycle search attributes', () => {
     expect(events.length).toBeLessThanOrEqual(25);
     expect(described).toMatchObject({ GatewayStage: ['done'], GatewayPaymentUuid: [uuid] });
   }, 60_000);
+
+  it('npm run admin -- show / resend find a payment that continued as new: its newest run answers, not the first one that ended', async () => {
+    const calls: string[] = [];
+    const taskQueue = `payment-admin-${Math.random().toString(36).slice(2)}`;
+    const readings = Array.from({ length: 12 }, () => ({ status: 'confirmed' as const, confirmations: 1 }));
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowsPath: workflowsEntry(),
+      activities: scriptedActivities({ requiredConfirmations: 3, confirmations: [...readings, { status: 'confirmed', confirmations: 3 }] }, calls),
+    });
+    const workflowId = `deposit:ethereum:${taskQueue}:0`;
+    const lines: string[] = [];
+    const admin = async (...argv: string[]) => {
+      lines.length = 0;
+      const saved = process.env.TEMPORAL_ADDRESS;
+      process.env.TEMPORAL_ADDRESS = env.address;
+      try {
+        return await runAdmin(argv, (l) => lines.push(l));
+      } finally {
+        if (saved === undefined) delete process.env.TEMPORAL_ADDRESS;
+        else process.env.TEMPORAL_ADDRESS = saved;
+      }
+    };
+    await worker.runUntil(async () => {
+      // A small history budget: a few hinted readings and the run continues as new, carrying its state.
+      const h = await env.client.workflow.start('paymentLifecycle', { taskQueue, workflowId, args: [input, { fallback: '1 hour', recheck: '1 hour', historyBudget: 20 }] });
+      const first = env.client.workflow.getHandle(workflowId, h.firstExecutionRunId);
+      for (let i = 1; (await first.describe()).status.name === 'RUNNING'; i++) {
+        if (i > 12) throw new Error('the first run did not continue as new');
+        await h.signal(chainSignal, { kind: 'due', height: String(i) });
+        await until(calls, (c) => c.filter((x) => x === 'confirmations 1').length > i, `reading ${i + 1}`);
+      }
+      expect((await first.describe()).status.name).toBe('CONTINUED_AS_NEW');
+      // Visibility lists the runs by the UUID the first run wrote; the newest run is the one the CLI talks to.
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const code = await admin('show', uuid);
+        if (code === 0 && (JSON.parse(lines.join('\n')) as { execution: string }).execution === 'RUNNING') break;
+        if (Date.now() > deadline) throw new Error(`admin show: ${lines.join(' ')}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(JSON.parse(lines.join('\n'))).toMatchObject({ workflowId, execution: 'RUNNING', status: { uuid, state: 'pending', confirmations: 1 } });
+      // Nothing to resend yet: refused with the reason, exit 1; never "has ended" nor "requested".
+      expect(await admin('resend', uuid)).toBe(1);
+      expect(lines).toEqual([`resend refused: payment ${uuid} is pending: its confirmed callback is not written yet, nothing to resend`]);
+      for (let i = 20; !calls.includes('confirmations 3'); i++) {
+        if (i > 40) throw new Error(`no final reading; calls: ${calls.join(', ')}`);
+        const seen = calls.length;
+        await h.signal(chainSignal, { kind: 'due', height: String(i) });
+        await until(calls, (c) => c.length > seen, `reading at ${i}`);
+      }
+      expect(await h.result()).toMatchObject({ state: 'done' });
+      expect(await admin('resend', uuid)).toBe(1);
+      expect(lines).toEqual([`resend refused: the workflow of payment ${uuid} has ended (COMPLETED); nothing listens for resends`]);
+    });
+  }, 120_000);
 
   it('a confirmed callback that has to wait for its next attempt shows sent while it waits', async () => {
     const calls: string[] = [];

@@ -4,11 +4,11 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { DepositInput, ForwardFate } from '../../activities/deposit';
 import { workflowsEntry } from '../../src/temporal/worker';
-import type { PaymentWorkflowOptions } from '../../workflows/payment';
+import type { Carry, PaymentWorkflowOptions } from '../../workflows/payment';
 
 /**
  * The payment workflow against scripted activities on the time-skipping server: the workflow, its timers,
@@ -158,14 +158,23 @@ export interface Run {
 /** The payment workflow types: the one the watcher starts, and the earlier one kept for its runs. */
 export type PaymentType = 'paymentLifecycle' | 'paymentWorkflow';
 
-/** Fixture file prefix per type: paymentWorkflow's were recorded as payment-*.json before paymentLifecycle. */
+/**
+ * Fixture file prefix per type and search attributes. paymentWorkflow's were recorded as payment-*.json
+ * before paymentLifecycle; both types' fixtures without the `sa-` mark were recorded before the
+ * time-skipping server had the search attributes registered, so they hold no upserts. The `sa-` ones hold
+ * the commands a production run gives (searchAttributes on, as the worker starts every deposit).
+ */
 const RECORD_PREFIX: Record<PaymentType, string> = { paymentLifecycle: 'lifecycle-', paymentWorkflow: '' };
+const recordName = (type: PaymentType, searchAttributes: boolean, record: string) => `${RECORD_PREFIX[type]}${searchAttributes ? 'sa-' : ''}${record}`;
 
 /**
- * Runs one deposit to its end, as paymentLifecycle unless `type` says otherwise. `drive` gets the handle
- * while it runs (signals, updates; time does not skip until it returns). With RECORD_HISTORIES=1 the first
- * run's history is written to test/fixtures/histories/lifecycle-`record`.json (paymentWorkflow:
- * `record`.json), which test/foundation/replay.test.ts replays for good.
+ * Runs one deposit to its end, as paymentLifecycle unless `type` says otherwise, with the search attributes
+ * written as in production unless `searchAttributes: false`. `drive` gets the handle while it runs
+ * (signals, updates; time does not skip until it returns). Every run's history is replayed against the
+ * workflow code here. With RECORD_HISTORIES=1 the first run's history is written to
+ * test/fixtures/histories/lifecycle-sa-`record`.json (see recordName), and, when the deposit continued as
+ * new, the first run that started from each carried state to `….carried-<state>.json` and the last run to
+ * `….run-last.json` (when it is not one of those): a run started with carried state replays from it. test/foundation/replay.test.ts replays them all for good.
  */
 export async function runPayment(
   env: TestWorkflowEnvironment,
@@ -180,7 +189,7 @@ export async function runPayment(
   const { record, drive, type = 'paymentLifecycle', ...wfOpts } = opts;
   let firstRun: string | undefined;
   const status = await worker.runUntil(async () => {
-    const handle = await env.client.workflow.start(type, { taskQueue, workflowId, args: [input, { searchAttributes: false, ...wfOpts }] });
+    const handle = await env.client.workflow.start(type, { taskQueue, workflowId, args: [input, wfOpts] });
     firstRun = handle.firstExecutionRunId;
     if (drive) await drive(handle, calls);
     return env.client.workflow.getHandle(workflowId).result();
@@ -189,20 +198,30 @@ export async function runPayment(
   const runLengths: number[] = [];
   let firstRunEvents: string[] = [];
   let runId: string | undefined = firstRun;
-  let first = true;
+  const carriedStates: string[] = [];
+  const write = (suffix: string, history: temporal.api.history.v1.IHistory) => {
+    if (!record || process.env.RECORD_HISTORIES !== '1') return;
+    const name = `${recordName(type, wfOpts.searchAttributes !== false, record)}${suffix}.json`;
+    fs.writeFileSync(path.resolve(__dirname, '../fixtures/histories', name), `${historyToJSON(history)}\n`);
+  };
   while (runId) {
     const history = await env.client.workflow.getHandle(workflowId, runId).fetchHistory();
     const events = history.events ?? [];
     runLengths.push(events.length);
-    if (first) {
-      firstRunEvents = events.map((e) => EventType[e.eventType ?? 0]);
-      await Worker.runReplayHistory({ workflowsPath: workflowsEntry() }, history, workflowId);
-      if (record && process.env.RECORD_HISTORIES === '1') {
-        fs.writeFileSync(path.resolve(__dirname, '../fixtures/histories', `${RECORD_PREFIX[type]}${record}.json`), `${historyToJSON(history)}\n`);
-      }
-      first = false;
-    }
+    await Worker.runReplayHistory({ workflowsPath: workflowsEntry() }, history, workflowId);
     runId = events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+    if (runLengths.length === 1) {
+      firstRunEvents = events.map((e) => EventType[e.eventType ?? 0]);
+      write('', history);
+      continue;
+    }
+    // A run that continued another starts from the carried state (the third argument).
+    const args = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+    const state = (defaultPayloadConverter.fromPayload(args[2]) as Carry).state;
+    if (!carriedStates.includes(state)) {
+      carriedStates.push(state);
+      write(`.carried-${state}`, history);
+    } else if (!runId) write('.run-last', history);
   }
   if (process.env.DEBUG) console.log(`${record ?? workflowId}: runs of ${runLengths.join(', ')} events`);
   return { calls, status: status as Run['status'], runLengths, firstRunEvents, dueSteps: steps.due };

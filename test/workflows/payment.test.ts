@@ -3,7 +3,8 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { HISTORY_BUDGET } from '../../workflows/payment';
 import { chainSignal, resendUpdate } from '../../workflows/signals';
 import { createTimeSkippingEnv } from '../helpers/temporal';
-import { runPayment, until } from './payment-harness';
+import { resend } from '../../scripts/admin';
+import { runPayment, until, uuid } from './payment-harness';
 
 /**
  * Every branch of the payment workflow in seconds, on the time-skipping server with scripted activities
@@ -106,7 +107,7 @@ describe('payment workflow: the reading that finds finality forwards in the same
   }, 60_000);
 
   it('a forward refused for good inside the step and again in the forward step: failed with the reason, no callback', async () => {
-    const { calls, status } = await runPayment(env, { forwardRefusals: 2, forwardRefusalPermanent: true });
+    const { calls, status } = await runPayment(env, { forwardRefusals: 2, forwardRefusalPermanent: true }, { record: 'payment-forward-refused-for-good' });
     expect(calls.filter((c) => c.startsWith('forward'))).toEqual(['forward refused', 'forward refused']);
     expect(status).toMatchObject({ state: 'failed', reason: 'forward failed: deposit 1 does not cover gas 2' });
     expect(calls.filter((c) => c.startsWith('confirmed'))).toEqual([]);
@@ -116,7 +117,7 @@ describe('payment workflow: the reading that finds finality forwards in the same
     const { calls, status, dueSteps } = await runPayment(
       env,
       { notifyPending: true, requiredConfirmations: 2, pending: ['failed'], confirmations: [{ status: 'confirmed', confirmations: 1 }, { status: 'confirmed', confirmations: 2 }] },
-      { fallback: '2 minutes' },
+      { fallback: '2 minutes', record: 'payment-pending-waiting-at-finality' },
     );
     expect(dueSteps).toBe(0);
     expect(calls.filter((c) => c.startsWith('pending'))).toEqual(['pending #1 failed']);
@@ -152,6 +153,25 @@ describe('payment workflow: every branch', () => {
     expect(calls.indexOf('markFailed deposit block reorganised out before finality')).toBeGreaterThan(calls.lastIndexOf(calls.filter((c) => c.startsWith('pending')).pop()!));
   }, 60_000);
 
+  it('a reorg the watcher hints (recheck): read at once, not at the hour-long fallback; confirmed by a reading at a higher head', async () => {
+    const { calls, status, firstRunEvents } = await runPayment(
+      env,
+      { requiredConfirmations: 6, confirmations: [{ status: 'confirmed', confirmations: 2 }, { status: 'reorged', at: 5 }, { status: 'reorged', at: 6 }] },
+      {
+        fallback: '1 hour',
+        record: 'payment-reorged-on-recheck-hint',
+        drive: async (h, calls) => {
+          await until(calls, (c) => c.includes('confirmations 2'), 'the first reading');
+          await h.signal(chainSignal, { kind: 'recheck', height: '5' });
+        },
+      },
+    );
+    expect(calls).toEqual(['confirmations 2', 'confirmations reorged@5', 'confirmations reorged@6', 'markFailed deposit block reorganised out before finality']);
+    expect(status.state).toBe('failed');
+    // The second reorg reading came after the short recheck wait: one timer fired, and no hour passed.
+    expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_TIMER_FIRED')).toHaveLength(1);
+  }, 60_000);
+
   it('a forward re-prepared on evidence seen at two heads, then landed', async () => {
     const { calls, status } = await runPayment(
       env,
@@ -170,8 +190,9 @@ describe('payment workflow: every branch', () => {
     expect(status.state).toBe('failed');
   }, 60_000);
 
-  it('six attempts, then a resend: refused with the reason before the sixth, queued after, delivered', async () => {
+  it('six attempts, then a resend (npm run admin -- resend): refused with the reason before the sixth, queued after, delivered', async () => {
     const refusals: string[] = [];
+    const answers: string[] = [];
     const { calls, status } = await runPayment(
       env,
       { confirmed: ['failed', 'failed', 'failed', 'failed', 'failed', 'failed', 'delivered'] },
@@ -182,15 +203,17 @@ describe('payment workflow: every branch', () => {
           await h.executeUpdate(resendUpdate).catch((e: unknown) => {
             if (e instanceof WorkflowUpdateFailedError) refusals.push(String((e.cause as Error).message));
           });
+          // The operator's command says the same, and exits 1: nothing was queued.
+          expect(await resend(h, uuid, (l) => answers.push(l))).toBe(1);
           // Let the six attempts run (time skips while the result is awaited), then ask again.
           await env.sleep(5 * 60 * MINUTE);
           await until(calls, (c) => c.includes('confirmed #6 failed'), 'the sixth attempt');
-          const answer = await h.executeUpdate(resendUpdate);
-          expect(answer.attempt).toBe(7);
+          expect(await resend(h, uuid, (l) => answers.push(l))).toBe(0);
         },
       },
     );
     expect(refusals).toEqual([expect.stringMatching(/automatic attempts \(1 of 6 made\)/)]);
+    expect(answers).toEqual([`resend refused: ${refusals[0]}`, `resend queued for payment ${uuid}: attempt 7 goes out now`]);
     expect(calls.filter((c) => c.startsWith('confirmed'))).toEqual([1, 2, 3, 4, 5, 6].map((n) => `confirmed #${n} failed`).concat('confirmed #7 delivered'));
     expect(status.state).toBe('done');
   }, 120_000);
@@ -198,16 +221,23 @@ describe('payment workflow: every branch', () => {
 
 describe('payment workflow: bounded history', () => {
   it('a node down for a day: each failed reading waits for the fallback, the runs stay bounded, the deposit completes', async () => {
-    const { calls, status, runLengths } = await runPayment(env, { requiredConfirmations: 2, nodeDownFor: (24 * 60) / 5, confirmations: [{ status: 'confirmed', confirmations: 2 }] });
+    const { calls, status, runLengths } = await runPayment(
+      env,
+      { requiredConfirmations: 2, nodeDownFor: (24 * 60) / 5, confirmations: [{ status: 'confirmed', confirmations: 2 }] },
+      { record: 'payment-node-down-a-day' },
+    );
     expect(calls.filter((c) => c === 'confirmations down')).toHaveLength((24 * 60) / 5);
     expect(status.state).toBe('done');
     expect(Math.max(...runLengths)).toBeLessThan(150);
   }, 300_000);
 
-  it(`48 hours of waiting for finality, a forward stuck for hours and six attempts: every run stays under ${HISTORY_BUDGET + 50} events`, async () => {
-    // One reading per 5-minute fallback for 48 h, then a day with the forward in the mempool.
-    const waiting = Array.from({ length: (48 * 60) / 5 }, () => ({ status: 'confirmed' as const, confirmations: 1 }));
-    const stuck = Array.from({ length: (24 * 60) / 5 }, () => ({ status: 'pending' as const }));
+  it(`48 hours of waiting for finality, a forward stuck for three days, six attempts and a resend: every run stays under ${HISTORY_BUDGET + 50} events`, async () => {
+    // One reading per 15-minute fallback for 48 h, then three days with the forward in the mempool (the
+    // production fallback is 5 minutes: the day with the node down above runs on it; here a third of the
+    // readings keeps the test short, and still over 20 runs).
+    const waiting = Array.from({ length: (48 * 60) / 15 }, () => ({ status: 'confirmed' as const, confirmations: 1 }));
+    const stuck = Array.from({ length: (3 * 24 * 60) / 15 }, () => ({ status: 'pending' as const }));
+    const lines: string[] = [];
     const { calls, status, runLengths } = await runPayment(
       env,
       {
@@ -216,16 +246,28 @@ describe('payment workflow: bounded history', () => {
         pending: ['failed'],
         confirmations: [...waiting, { status: 'confirmed', confirmations: 6 }],
         fates: [...stuck, { status: 'confirmed' }],
-        confirmed: ['failed', 'failed', 'failed', 'failed', 'failed', 'failed'],
+        confirmed: ['failed', 'failed', 'failed', 'failed', 'failed', 'failed', 'delivered'],
       },
-      { resendWindow: '1 day' },
+      {
+        fallback: '15 minutes',
+        record: 'payment-48-hours-then-resend',
+        drive: async (h, calls) => {
+          // Five days pass (48 h, three days stuck, the six attempts' 3 h 50 min) within the 30-day resend window.
+          await env.sleep(5 * 24 * 60 * MINUTE + 5 * 60 * MINUTE);
+          await until(calls, (c) => c.includes('confirmed #6 failed'), 'the sixth attempt', 60_000);
+          expect(await resend(h, uuid, (l) => lines.push(l))).toBe(0);
+        },
+      },
     );
     expect(calls.filter((c) => c.startsWith('confirmations'))).toHaveLength(waiting.length + 1);
+    expect(calls.filter((c) => c === 'fate pending')).toHaveLength(stuck.length);
     // The pending stage ran its six attempts across runs, and stopped at finality.
     expect(calls.filter((c) => c.startsWith('pending'))).toHaveLength(6);
-    expect(calls.filter((c) => c.startsWith('confirmed'))).toHaveLength(6);
-    expect(status).toMatchObject({ state: 'sent', delivery: { confirmed: { attempts: 6, state: 'exhausted' } } });
-    expect(runLengths.length).toBeGreaterThan(10);
+    // The resend reached the run that was current then, many runs after the first: attempt 7, delivered.
+    expect(lines).toEqual([`resend queued for payment ${uuid}: attempt 7 goes out now`]);
+    expect(calls.filter((c) => c.startsWith('confirmed'))).toEqual([1, 2, 3, 4, 5, 6].map((n) => `confirmed #${n} failed`).concat('confirmed #7 delivered'));
+    expect(status).toMatchObject({ state: 'done', delivery: { confirmed: { attempts: 7, state: 'delivered' } } });
+    expect(runLengths.length).toBeGreaterThan(20);
     expect(Math.max(...runLengths)).toBeLessThan(150);
   }, 300_000);
 });
