@@ -5,7 +5,12 @@
  *
  * The payment workflow (workflows/payment.ts) is an interpreter of this table: it performs each effect
  * in the order listed, and the effects that wait (await_finality, forward, deliver_confirmed) return
- * the next event. The order of the lifecycle's commands is therefore the order written here.
+ * the next event. The order of the lifecycle's commands is therefore the order written here, with one
+ * fusion the workflow makes where it changes nothing the table guards: when no pending attempt is under
+ * way or waiting for its time, the reading that finds finality (inside await_finality) also records
+ * processing and makes the forward's first attempt. cancel_pending_delivery then has nothing to stop,
+ * record_processing is already done, and forward starts from that attempt. With a pending attempt under
+ * way or due, the effects run one by one, as written (SPEC 3 rule 1: no pending callback after finality).
  */
 export type PaymentResult = 'pending' | 'processing' | 'sent' | 'done' | 'failed';
 
@@ -96,11 +101,4 @@ export function resumeEffects(state: LifecycleState): Effect[] {
   if (state === 'processing') return [{ type: 'forward' }];
   if (state === 'sent') return [{ type: 'deliver_confirmed' }];
   return [];
-}
-
-/** Merchant-visible stage of a state: only pending and sent exist for merchants (done is internal). */
-export function merchantStage(state: PaymentResult): 'pending' | 'sent' | undefined {
-  if (state === 'pending' || state === 'processing') return 'pending';
-  if (state === 'sent' || state === 'done') return 'sent';
-  return undefined;
 }

@@ -1,4 +1,4 @@
-import { IllegalTransition, merchantStage, transition, type LifecycleEvent, type LifecycleState } from '../../src/domain/lifecycle';
+import { IllegalTransition, transition, type LifecycleEvent, type LifecycleState } from '../../src/domain/lifecycle';
 
 type Row = [LifecycleState, LifecycleEvent, LifecycleState, string[]];
 
@@ -40,13 +40,5 @@ describe('lifecycle transitions', () => {
 
   it.each(illegal)('%s + %j is rejected', (from, event) => {
     expect(() => transition(from, event)).toThrow(IllegalTransition);
-  });
-
-  it('merchants only see pending and sent; done is internal', () => {
-    expect(merchantStage('pending')).toBe('pending');
-    expect(merchantStage('processing')).toBe('pending');
-    expect(merchantStage('sent')).toBe('sent');
-    expect(merchantStage('done')).toBe('sent');
-    expect(merchantStage('failed')).toBeUndefined();
   });
 });
