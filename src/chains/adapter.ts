@@ -41,6 +41,13 @@ export interface ScannedBlock {
    * whose forward it holds that the forward was included (a push, instead of each workflow polling).
    */
   txids?: string[];
+  /**
+   * What the block's transactions used up that only one transaction can, when the scan read it anyway: an
+   * EVM account's nonces and the UTXO outputs spent. A stored forward that needs one of them and is not in
+   * the block can never land as stored (another transaction took its place): the watcher tells its workflow.
+   */
+  nonces?: Array<{ source: string; nonce: bigint }>;
+  outpoints?: Array<{ txid: string; vout: number }>;
 }
 
 export interface ScanBatch {

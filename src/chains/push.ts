@@ -1,8 +1,8 @@
-import { and, eq, gt, inArray, isNull, lte, or, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
 import pLimit from 'p-limit';
 import type { Db } from '../db/client';
-import { payments } from '../db/schema';
-import type { ScanBatch } from './adapter';
+import { forwardTxs, payments } from '../db/schema';
+import { depositKey, type ScanBatch } from './adapter';
 
 import type { ChainHint } from '../../workflows/signals';
 
@@ -18,9 +18,11 @@ const MAX_TXIDS = 10_000;
 
 /**
  * After the watcher read a batch of blocks on top of `before` (the cursor it started from): signals the
- * deposits whose due height the batch passed, those at or above a reorganised height, and those whose
- * forward one of the blocks holds (once the activity that broadcast it no longer watches for it:
- * forward_watch_until). At most three indexed queries per batch, each returning only the deposits
+ * deposits whose due height the batch passed, those at or above a reorganised height, those whose
+ * forward one of the blocks holds, and those whose forward another transaction of the blocks took the
+ * place of (dropped: the same nonce of its source, or the deposit output it spends), the last two once the
+ * activity that broadcast the forward no longer watches for it (forward_watch_until). At most five indexed
+ * queries per batch (chunked on a block of thousands of transactions), each returning only the deposits
  * concerned, so the cost per block does not grow with the number of deposits waiting.
  * Returns the number of signals sent; a signal that fails is logged by `signal` and dropped.
  */
@@ -50,20 +52,46 @@ export async function pushHints(db: Db, network: string, before: bigint | null, 
     for (const r of moved) if (r.block !== null && r.block > rewindTo) hints.set(r.key, { kind: 'recheck', height });
   }
   const txids = batch.blocks.flatMap((b) => b.txids ?? []);
+  // Not while the activity that broadcast the forward watches for it itself: it reads this block too (its
+  // last reading comes after the window), and a hint that came meanwhile would cost the workflow a task.
+  const unwatched = or(isNull(payments.forwardWatchUntil), lte(payments.forwardWatchUntil, sql`now()`));
   for (let i = 0; i < txids.length; i += MAX_TXIDS) {
     const included = await db
       .select({ key: payments.depositKey })
       .from(payments)
+      .where(and(inArray(payments.txidOut, txids.slice(i, i + MAX_TXIDS)), eq(payments.result, 'processing'), unwatched));
+    for (const r of included) hints.set(r.key, { kind: 'forward', height });
+  }
+  const inBlocks = new Set(txids);
+  const dropped = (key: string, txid: string | null) => {
+    if (txid !== null && !inBlocks.has(txid) && !hints.has(key)) hints.set(key, { kind: 'dropped', height });
+  };
+  // EVM: the live forwards of the blocks' senders (forward_txs' index on network, source, nonce) whose
+  // nonce a transaction of the blocks used.
+  const nonces = batch.blocks.flatMap((b) => b.nonces ?? []);
+  const taken = new Set(nonces.map((n) => `${n.source}:${n.nonce}`));
+  const sources = [...new Set(nonces.map((n) => n.source))];
+  for (let i = 0; i < sources.length; i += MAX_TXIDS) {
+    const live = await db
+      .select({ key: payments.depositKey, txid: forwardTxs.txid, source: forwardTxs.source, nonce: forwardTxs.nonce })
+      .from(forwardTxs)
+      .innerJoin(payments, and(eq(payments.uuid, forwardTxs.paymentUuid), eq(payments.txidOut, forwardTxs.txid)))
       .where(
         and(
-          inArray(payments.txidOut, txids.slice(i, i + MAX_TXIDS)),
-          eq(payments.result, 'processing'),
-          // Not while the activity that broadcast it watches for it itself: it reads this block too (its last
-          // reading comes after the window), and a hint that came meanwhile would cost the workflow a task.
-          or(isNull(payments.forwardWatchUntil), lte(payments.forwardWatchUntil, sql`now()`)),
+          eq(forwardTxs.network, network), inArray(forwardTxs.source, sources.slice(i, i + MAX_TXIDS)), isNull(forwardTxs.discardedAt),
+          isNotNull(forwardTxs.nonce), eq(payments.result, 'processing'), unwatched,
         ),
       );
-    for (const r of included) hints.set(r.key, { kind: 'forward', height });
+    for (const r of live) if (taken.has(`${r.source}:${r.nonce}`)) dropped(r.key, r.txid);
+  }
+  // UTXO: the payments whose deposit output a transaction of the blocks spent (the unique deposit key).
+  const spent = batch.blocks.flatMap((b) => b.outpoints ?? []).map((o) => depositKey({ network, txid: o.txid, index: o.vout }));
+  for (let i = 0; i < spent.length; i += MAX_TXIDS) {
+    const rows = await db
+      .select({ key: payments.depositKey, txid: payments.txidOut })
+      .from(payments)
+      .where(and(inArray(payments.depositKey, spent.slice(i, i + MAX_TXIDS)), eq(payments.result, 'processing'), unwatched));
+    for (const r of rows) dropped(r.key, r.txid);
   }
   const limit = pLimit(TEMPORAL_CALLS_AT_ONCE);
   await Promise.all([...hints].map(([key, hint]) => limit(() => signal(key, hint))));

@@ -4,8 +4,9 @@
  * Bitcoin node (BTC: Bitcoin Knots, or btcd) and bchd (BCH), as `npm run devnet -- install` installs them.
  */
 import { randomInt } from 'node:crypto';
-import type { Cursor, ObservedDeposit } from '../../src/chains/adapter';
+import type { Cursor, ObservedDeposit, ScannedBlock } from '../../src/chains/adapter';
 import { depositKey } from '../../src/chains/adapter';
+import { NETWORKS } from '../../src/domain/assets';
 import { isAlive } from '../helpers/process';
 import { anvilChain, requiredLitecoinChain, surfnetChain, testSeed, type LiveChain } from '../helpers/nodes';
 import { requiredUtxoChain } from '../helpers/utxo-chains';
@@ -23,6 +24,18 @@ async function scanFor(chain: LiveChain, from: Cursor, address: string): Promise
     cursor = batch.cursor;
   }
   return { found, cursor };
+}
+
+/** The scanned block, after `from`, whose transactions include `txid`. */
+async function blockHolding(chain: LiveChain, from: Cursor, txid: string): Promise<ScannedBlock> {
+  let cursor = from;
+  for (let i = 0; i < 20; i++) {
+    const batch = await chain.adapter.scan(cursor, 50);
+    const block = batch.blocks.find((b) => b.txids?.includes(txid));
+    if (block) return block;
+    cursor = batch.cursor;
+  }
+  throw new Error(`no scanned block holds ${txid}`);
 }
 
 const factories: [string, () => Promise<LiveChain>][] = [
@@ -93,10 +106,16 @@ describe.each(factories)('%s', (_name, start) => {
     }
     const stored = JSON.parse(JSON.stringify(plan, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)));
 
+    const beforeForward = await chain.adapter.head();
     await chain.adapter.broadcast(plan);
     await chain.mine(1);
     await waitForStatus(chain, plan);
     expect(await chain.balanceOf(addressOut)).toBe(plan.forwarded);
+    // The block holding the forward shows what it used up, as it would show a rival's that took its place
+    // (src/chains/push.ts: dropped): the source's nonce on EVM, the deposit output on UTXO chains.
+    const holding = await blockHolding(chain, beforeForward, plan.txidOut);
+    if (plan.nonce !== undefined && plan.nonce !== null) expect(holding.nonces).toContainEqual({ source: chain.adapter.deriveAddressIn(index), nonce: BigInt(plan.nonce) });
+    if (NETWORKS[chain.adapter.network].family === 'utxo') expect(holding.outpoints).toContainEqual({ txid: deposit.txid, vout: deposit.index });
 
     await chain.adapter.broadcast({ ...plan, txs: stored.txs });
     await chain.mine(1);

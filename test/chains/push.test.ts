@@ -1,15 +1,16 @@
 /**
  * The watcher's push (src/chains/push.ts) on a live anvil and the real PostgreSQL: a deposit is told once
- * when a block makes it due, a forward once when a block holds it, the deposits above a reorganised
- * height are told to look again, and the queries per pass do not grow with the deposits waiting.
+ * when a block makes it due, a forward once when a block holds it or another transaction took its place,
+ * the deposits above a reorganised height are told to look again, and the queries per pass do not grow
+ * with the deposits waiting.
  */
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { Pool } from 'pg';
-import { JsonRpcProvider, Network, Wallet, parseEther } from 'ethers';
+import { JsonRpcProvider, Network, Transaction, Wallet, parseEther } from 'ethers';
 import type { Db } from '../../src/db/client';
 import * as schema from '../../src/db/schema';
-import { paymentConfigs } from '../../src/db/schema';
+import { forwardTxs, paymentConfigs } from '../../src/db/schema';
 import { insertDeposit, updatePayment } from '../../src/db/queries/payments';
 import { EvmAdapter } from '../../src/chains/evm/adapter';
 import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
@@ -110,6 +111,49 @@ test('a forward its activity still watches for is not told; one whose window has
   hints.length = 0;
   await pass();
   expect(hints).toEqual([['deposit:ethereum:p:0', { kind: 'forward', height: expect.any(String) }]]);
+});
+
+test('a block where another transaction took the nonce of a stored forward tells its payment: dropped', async () => {
+  const customer = new Wallet(node.customerKey, provider);
+  const source = Wallet.createRandom().connect(provider);
+  await (await customer.sendTransaction({ to: source.address, value: parseEther('0.1') })).wait();
+  const gone = await deposit('deposit:ethereum:d:0', 1n);
+  const later = await deposit('deposit:ethereum:l:0', 1n);
+  const fee = await provider.getFeeData();
+  const sign = (nonce: number) =>
+    source.signTransaction({
+      type: 2, chainId: node.chainId, nonce, to: Wallet.createRandom().address, value: 1n, gasLimit: 21_000n,
+      maxFeePerGas: fee.maxFeePerGas, maxPriorityFeePerGas: fee.maxPriorityFeePerGas,
+    });
+  // Two stored forwards of the source, never broadcast: nonce 0, and nonce 1, which nothing takes here.
+  for (const [row, nonce] of [[gone, 0], [later, 1]] as const) {
+    const txid = Transaction.from(await sign(nonce)).hash!;
+    await db.insert(forwardTxs).values({ txid, paymentUuid: row.uuid, network: 'ethereum', source: source.address, nonce: BigInt(nonce) });
+    await updatePayment(db, row.uuid, { result: 'processing', txidOut: txid });
+  }
+  const rival = await source.sendTransaction({ to: Wallet.createRandom().address, value: 2n, nonce: 0 });
+  await rival.wait();
+  hints.length = 0;
+  await pass();
+  expect(hints).toEqual([['deposit:ethereum:d:0', { kind: 'dropped', height: expect.any(String) }]]);
+});
+
+test('a UTXO block that spends a deposit output in another transaction than its stored forward tells the payment: dropped; the forward itself: included', async () => {
+  const row = async (key: string, txidOut: string) => {
+    const r = await insertDeposit(db, {
+      configId, ticker: 'ltc', network: 'litecoin', depositKey: key, txidIn: key.split(':')[2], vout: 1, blockNumber: 5n, blockHash: '00', valueBase: 1n, dueHeight: 6n,
+    });
+    await updatePayment(db, r.uuid, { result: 'processing', txidOut });
+  };
+  await row('deposit:litecoin:aa:1', 'f-aa');
+  await row('deposit:litecoin:bb:1', 'f-bb');
+  const got: Array<[string, ChainHint]> = [];
+  const block = { height: 10n, hash: '10', deposits: [], txids: ['rival', 'f-bb'], outpoints: [{ txid: 'aa', vout: 1 }, { txid: 'bb', vout: 1 }, { txid: 'cc', vout: 0 }] };
+  await pushHints(db, 'litecoin', 9n, { blocks: [block], cursor: { height: 10n, hash: '10' }, rewound: false }, async (id, h) => void got.push([id, h]));
+  expect(got.sort()).toEqual([
+    ['deposit:litecoin:aa:1', { kind: 'dropped', height: '10' }],
+    ['deposit:litecoin:bb:1', { kind: 'forward', height: '10' }],
+  ]);
 });
 
 test('a reorganised chain tells the deposits above the fork to look again', async () => {

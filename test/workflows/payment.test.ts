@@ -183,6 +183,25 @@ describe('payment workflow: every branch', () => {
     expect(status).toMatchObject({ state: 'done', txidOut: '0xout2' });
   }, 60_000);
 
+  it('a forward the watcher saw dropped (another transaction took its nonce): read at once, re-prepared once a higher head agrees, landed', async () => {
+    const { calls, status, firstRunEvents } = await runPayment(
+      env,
+      { fates: [{ status: 'pending' }, { status: 'replaceable', at: 5 }, { status: 'replaceable', at: 6 }, { status: 'confirmed' }] },
+      {
+        fallback: '1 hour',
+        record: 'payment-forward-dropped-hint',
+        drive: async (h, calls) => {
+          await until(calls, (c) => c.includes('fate pending'), 'the forward\'s first reading');
+          await h.signal(chainSignal, { kind: 'dropped', height: '5' });
+        },
+      },
+    );
+    expect(calls).toEqual(['confirmations 1', 'markProcessing', 'forward', 'fate pending', 'fate replaceable', 'fate replaceable', 'discard', 'markProcessing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(status).toMatchObject({ state: 'done', txidOut: '0xout2' });
+    // Only the short wait before the reading at a higher head fired; no hour-long fallback.
+    expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_TIMER_FIRED')).toHaveLength(1);
+  }, 60_000);
+
   it('a forward failed on chain: recorded, no second plan, no callback', async () => {
     const { calls, status } = await runPayment(env, { fates: [{ status: 'pending' }, { status: 'failed', reason: 'reverted' }] }, { fallback: '2 minutes', record: 'payment-forward-failed' });
     expect(calls.filter((c) => c.startsWith('markFailed'))).toEqual(['markFailed forward 0xout1 failed: reverted']);

@@ -51,7 +51,11 @@ export class BlockScanner {
         deposits.push({ ...this.deposit(ticker, log.transactionHash, log.index, t.to, t.value, block), sender: getAddress(t.from) });
       }
     }
-    return { height, hash: block.hash, deposits, txids: block.prefetchedTransactions.map((tx) => tx.hash) };
+    return {
+      height, hash: block.hash, deposits,
+      txids: block.prefetchedTransactions.map((tx) => tx.hash),
+      nonces: block.prefetchedTransactions.map((tx) => ({ source: getAddress(tx.from), nonce: BigInt(tx.nonce) })),
+    };
   }
 
   /** Receipt status per transaction: one eth_getBlockReceipts call, or per-transaction receipts where a node lacks it. */

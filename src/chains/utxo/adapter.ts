@@ -78,7 +78,8 @@ export class UtxoAdapter implements ChainAdapter {
     for (let h = from + 1n; h <= head.height && blocks.length < maxBlocks; h++) {
       const hash = await this.rpc.call<string>('getblockhash', [Number(h)]);
       const block = await this.node.block(hash);
-      blocks.push({ height: h, hash, deposits: this.depositsOf(block), txids: block.tx.map((t) => t.txid) });
+      const outpoints = block.tx.flatMap((t) => t.vin.flatMap((i) => (i.txid !== undefined && i.vout !== undefined ? [{ txid: i.txid, vout: i.vout }] : [])));
+      blocks.push({ height: h, hash, deposits: this.depositsOf(block), txids: block.tx.map((t) => t.txid), outpoints });
       next = { height: h, hash };
     }
     return { blocks, cursor: next, rewound };

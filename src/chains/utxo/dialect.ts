@@ -15,7 +15,7 @@ export interface RpcVout {
 }
 export interface RpcTx {
   txid: string;
-  vin: { coinbase?: string }[];
+  vin: { coinbase?: string; txid?: string; vout?: number }[];
   vout: RpcVout[];
 }
 export interface RpcBlock {
