@@ -75,6 +75,9 @@ const schema = z.object({
   // How often each network's watcher asks its node for new blocks: a pass that finds none reads the head and
   // the cursor's block and writes nothing; the hints it pushes are at most this late after a block.
   WATCH_INTERVAL_MS: millis('WATCH_INTERVAL_MS', 100, 600_000).default(500),
+  // The same while the network's head feed ({NETWORK}_WS_URL) is live: its new heads wake the watcher, and
+  // this poll only covers a notification lost on the way.
+  WATCH_FEED_INTERVAL_MS: millis('WATCH_FEED_INTERVAL_MS', 100, 600_000).default(5_000),
   // How long the forward activity watches, at each new head, for the inclusion of a forward it has just
   // broadcast (networks with a live head feed), before it leaves that to the watcher's hint. 0: never.
   // At most 6 s: a local activity past 8 s makes the worker heartbeat its workflow task (more history).
@@ -137,6 +140,8 @@ export type Config = {
   feeDomainOverrides: Record<string, string>;
   /** How often each network's watcher looks for new blocks. */
   watchIntervalMs: number;
+  /** The same while the network's head feed is live. */
+  watchFeedIntervalMs: number;
   /** How long a forward just broadcast is watched for by its activity at each new head (0: not). */
   forwardWatchMs: number;
   /** Free pre-derived Solana deposit addresses the worker keeps for the API (no public derivation there). */
@@ -220,6 +225,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         }),
     ),
     watchIntervalMs: c.WATCH_INTERVAL_MS,
+    watchFeedIntervalMs: c.WATCH_FEED_INTERVAL_MS,
     forwardWatchMs: c.FORWARD_WATCH_MS,
     addressPoolSize: c.ADDRESS_POOL_SIZE,
     devnet: c.DEVNET,

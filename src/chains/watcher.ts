@@ -133,23 +133,36 @@ export interface WatchersOptions {
   db: Db;
   /** Cross-process lock by name: watchers of several workers take turns per network. Default: none. */
   withLock?: <T>(name: string, fn: () => Promise<T>) => Promise<T>;
+  /**
+   * The lock, when no other process holds it; false at once when one does (src/db/locks.ts ifFree). Given,
+   * a pass whose network another worker's watcher is reading right now is skipped instead of waited for
+   * and made again over the same blocks: that worker's pass pushes what they hold.
+   */
+  ifFree?: (name: string, fn: () => Promise<void>) => Promise<boolean>;
   /** Deposits matched in a block (workflow starts go here; idempotent by workflow ID = depositKey). */
   onMatch(network: string, matches: MatchedDeposit[], block: ScannedBlock): Promise<void>;
   /** After each batch (the push to waiting workflows); its failure is reported and the loop goes on. */
   onBatch?(network: string, before: bigint | null, batch: ScanBatch): Promise<void>;
   intervalMs: number;
+  /**
+   * The poll interval of a network while its head feed is live (`heads` said so): the feed wakes the loop at
+   * each new head, and the poll only covers a notification lost on the way. Default: intervalMs.
+   */
+  feedIntervalMs?: number;
   onError?(network: string, e: unknown): void;
   /**
-   * Wakes a network's loop between its polls: called once per network with the loop's wake function,
-   * returns the feed to close at stop (src/chains/heads.ts: the node's new-head notifications), or
-   * undefined for a network that is polled only. A wake during a pass runs one more pass at once.
+   * Wakes a network's loop between its polls: called once per network with the loop's wake function and
+   * a function to tell whether the feed is live (subscribed) now; returns the feed to close at stop
+   * (src/chains/heads.ts: the node's new-head notifications), or undefined for a network that is polled
+   * only. A wake during a pass runs one more pass at once.
    */
-  heads?(network: string, wake: () => void): { close(): void } | undefined;
+  heads?(network: string, wake: () => void, live: (on: boolean) => void): { close(): void } | undefined;
 }
 
 /**
  * The watcher: one loop per network — scanOnce under the network's lock, sleep, repeat — until stop().
- * The sleep ends early when the node announces a new head (`heads`). A node that is down is retried
+ * The sleep ends early when the node announces a new head (`heads`), and lasts feedIntervalMs while the
+ * feed is live. A pass another process is making (ifFree) is skipped. A node that is down is retried
  * every interval; the durable cursor guarantees no block is skipped.
  * The worker process runs exactly this (src/runtime/worker.ts).
  */
@@ -161,19 +174,24 @@ export function startWatchers(opts: WatchersOptions): { stop(): Promise<void> } 
   const loops = opts.networks.map(async (network) => {
     // A head that came while a pass ran (or before the first) is read by the next pass, without a sleep.
     let woken = false;
+    let live = false;
     let sleeping: (() => void) | undefined;
     const wake = () => {
       woken = true;
       sleeping?.();
     };
     wakes.push(wake);
-    const feed = opts.heads?.(network, wake);
+    // A feed that drops ends a long sleep at once: the loop polls at the short interval until it is back.
+    const feed = opts.heads?.(network, wake, (on) => {
+      live = on;
+      if (!on) sleeping?.();
+    });
     if (feed) feeds.push(feed);
     while (!stopping) {
       woken = false;
       try {
         const adapter = await opts.adapter(network);
-        await lock(`watch:${network}`, () =>
+        const pass = () =>
           scanOnce(adapter, opts.db, network, {
             onMatch: (matches, block) => opts.onMatch(network, matches, block),
             onBatch: opts.onBatch
@@ -185,14 +203,15 @@ export function startWatchers(opts: WatchersOptions): { stop(): Promise<void> } 
                   }
                 }
               : undefined,
-          }),
-        );
+          });
+        if (opts.ifFree) await opts.ifFree(`watch:${network}`, async () => void (await pass()));
+        else await lock(`watch:${network}`, pass);
       } catch (e) {
         opts.onError?.(network, e);
       }
       if (stopping || woken) continue;
       await new Promise<void>((r) => {
-        const timer = setTimeout(done, opts.intervalMs);
+        const timer = setTimeout(done, live ? (opts.feedIntervalMs ?? opts.intervalMs) : opts.intervalMs);
         timer.unref();
         function done() {
           clearTimeout(timer);

@@ -23,6 +23,11 @@ export interface Database {
    * advisory lock, src/db/locks.ts); with PGlite, which one process owns, an in-process queue.
    */
   withLock<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Runs fn under the named lock when no other process holds it, and answers false without waiting when one
+   * does (src/db/locks.ts); with PGlite, one process, it always runs (after the in-process holder, if any).
+   */
+  ifFree(name: string, fn: () => Promise<void>): Promise<boolean>;
   close(): Promise<void>;
   /** The PGlite instance this thread owns (kind 'pglite'), to serve another thread's statements. */
   pglite?: PGlite;
@@ -187,6 +192,7 @@ export async function openPostgres(url: string, opts: { migrate?: boolean; max?:
     db,
     kind: 'postgres',
     withLock: locks.withLock,
+    ifFree: locks.ifFree,
     listen: (channel, hearer) => listenOn(url, channel, hearer),
     close: async () => void (await Promise.all([pool.end(), lockPool.end(), locks.close()])),
   };
@@ -201,7 +207,8 @@ export async function openPglite(dir: string | undefined, opts: { migrate?: bool
   if (opts.migrate !== false) {
     await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder: MIGRATIONS_FOLDER });
   }
-  return { db, kind: 'pglite', withLock: inProcessLocks(), close: () => client.close(), pglite: client };
+  const withLock = inProcessLocks();
+  return { db, kind: 'pglite', withLock, ifFree: (name, fn) => withLock(name, fn).then(() => true), close: () => client.close(), pglite: client };
 }
 
 /** DATABASE_URL set → that server; unset → PGlite under DATA_DIR/pglite. */

@@ -27,7 +27,7 @@ export function advisoryLocks(o: {
   local: <T>(name: string, fn: () => Promise<T>) => Promise<T>;
   /** pg's release, destroying a client whose connection failed. */
   release: (client: PoolClient, failed: unknown) => void;
-}): { withLock<T>(name: string, fn: () => Promise<T>): Promise<T>; close(): Promise<void> } {
+}): { withLock<T>(name: string, fn: () => Promise<T>): Promise<T>; ifFree(name: string, fn: () => Promise<void>): Promise<boolean>; close(): Promise<void> } {
   const shared = sharedSession(o.url);
 
   async function onPool<T>(name: string, fn: () => Promise<T>): Promise<T> {
@@ -49,16 +49,29 @@ export function advisoryLocks(o: {
     }
   }
 
+  /** fn under the lock taken on the shared session; on a pool session, waiting, when that one cannot take it. */
+  const run = async <T>(name: string, fn: () => Promise<T>, held: Held | 'busy' | undefined): Promise<T> => {
+    if (held === undefined || held === 'busy') return onPool(name, fn);
+    try {
+      return await fn();
+    } finally {
+      await held.release();
+    }
+  };
+
   return {
-    withLock: <T>(name: string, fn: () => Promise<T>) =>
+    withLock: <T>(name: string, fn: () => Promise<T>) => o.local(name, async () => run(name, fn, await shared.tryLock(name))),
+    /**
+     * fn under the lock when no other process holds it; false, without waiting, when one does. For work that
+     * the holder is doing anyway (a watcher's pass over the same chain). A session that is away is no
+     * answer: then the lock is waited for as withLock does, which also reports a server that is gone.
+     */
+    ifFree: (name: string, fn: () => Promise<void>) =>
       o.local(name, async () => {
         const held = await shared.tryLock(name);
-        if (!held) return onPool(name, fn);
-        try {
-          return await fn();
-        } finally {
-          await held.release();
-        }
+        if (held === 'busy') return false;
+        await run(name, fn, held);
+        return true;
       }),
     close: () => shared.close(),
   };
@@ -69,7 +82,7 @@ interface Held {
 }
 
 /** The one session that takes uncontended locks; connected on first use and again after a loss. */
-function sharedSession(url: string): { tryLock(name: string): Promise<Held | undefined>; close(): Promise<void> } {
+function sharedSession(url: string): { tryLock(name: string): Promise<Held | 'busy' | undefined>; close(): Promise<void> } {
   let closed = false;
   let current: { client: Client; ready: Promise<void>; lost: boolean; held: Set<number> } | undefined;
 
@@ -94,7 +107,10 @@ function sharedSession(url: string): { tryLock(name: string): Promise<Held | und
   };
 
   return {
-    /** The lock taken on the shared session, or undefined when it is held elsewhere (or the session is away). */
+    /**
+     * The lock taken on the shared session; 'busy' when another session holds it; undefined when this session
+     * cannot tell (it is away, or another name with the same hash holds the grant here).
+     */
     async tryLock(name) {
       if (closed) return undefined;
       const s = session();
@@ -102,7 +118,7 @@ function sharedSession(url: string): { tryLock(name: string): Promise<Held | und
       try {
         await s.ready;
         const { rows } = await s.client.query<{ h: number; ok: boolean }>('SELECT hashtext($1) AS h, pg_try_advisory_lock(hashtext($1)) AS ok', [name]);
-        if (!rows[0].ok) return undefined;
+        if (!rows[0].ok) return 'busy';
         hash = rows[0].h;
       } catch {
         // The session is away: the pool's session waits (and reports a server that is gone).

@@ -100,6 +100,7 @@ export function proxiedDatabase(port: MessagePort): Database {
     kind: 'pglite',
     // The API takes no lock (DESIGN 9: it inserts configurations, one statement each).
     withLock: () => Promise.reject(new Error('no locks in the API thread')),
+    ifFree: () => Promise.reject(new Error('no locks in the API thread')),
     close: async () => {
       fail();
       port.close();

@@ -172,10 +172,12 @@ export async function startWorkerRuntime(
           networks: Object.keys(services.chains),
           adapter: services.adapter,
           db: database.db,
-          withLock: database.withLock,
+          // Two workers: the one whose pass finds the other one's under way skips it (that one pushes the hints).
+          ifFree: database.ifFree,
           intervalMs: cfg.watchIntervalMs,
+          feedIntervalMs: cfg.watchFeedIntervalMs,
           // {NETWORK}_WS_URL: the node's new heads wake the watcher, which then reads the block at once.
-          heads: (network, wake) => {
+          heads: (network, wake, feedLive) => {
             const wsUrl = services.chains[network]?.wsUrl;
             if (!wsUrl || !hasHeadFeed(network)) return undefined;
             const onHead = () => {
@@ -185,6 +187,7 @@ export async function startWorkerRuntime(
             return openHeadFeed(network, wsUrl, onHead, {
               onState: (state, detail) => {
                 heads.live(network, state === 'subscribed');
+                feedLive(state === 'subscribed');
                 if (state === 'subscribed') logger.info({ network }, 'new-head feed subscribed');
                 else logger.warn({ network, detail }, 'new-head feed dropped; polling until it is back');
               },

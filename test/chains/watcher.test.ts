@@ -7,7 +7,7 @@ import { eq, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { Pool } from 'pg';
 import { Contract, JsonRpcProvider, Network, Wallet, parseEther } from 'ethers';
-import type { Db } from '../../src/db/client';
+import { openPostgres, type Db } from '../../src/db/client';
 import * as schema from '../../src/db/schema';
 import { paymentConfigs, payments } from '../../src/db/schema';
 import { insertDeposit } from '../../src/db/queries/payments';
@@ -258,6 +258,74 @@ test('a dropped head feed is opened again and goes on waking', async () => {
   } finally {
     feed.close();
     await proxy.close();
+  }
+});
+
+test('while its head feed is live the watcher polls at the feed interval; a feed that drops puts it back on the short one at once', async () => {
+  const proxy = await cuttableProxy(Number(new URL(node.rpcUrl).port));
+  const registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
+  let passes = 0;
+  const watchers = startWatchers({
+    networks: registry.networks(),
+    adapter: (n) => registry.get(n),
+    db,
+    intervalMs: 100,
+    feedIntervalMs: 600_000,
+    onMatch: async () => undefined,
+    onBatch: async () => void passes++,
+    // The feed never reconnects within the test: after the cut it stays dropped.
+    heads: (network, wake, live) => openHeadFeed(network, `ws://127.0.0.1:${proxy.port}`, wake, { retryMs: 600_000, onState: (s) => live(s === 'subscribed') }),
+  });
+  try {
+    await waitFor(() => passes >= 2, 10_000, 'the first passes (start, subscription)');
+    await new Promise((r) => setTimeout(r, 300));
+    const live = passes;
+    // No block is mined: a live feed announces none, and the ten-minute poll does not come.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(passes - live).toBeLessThanOrEqual(1);
+    proxy.cut();
+    const dropped = passes;
+    await new Promise((r) => setTimeout(r, 1_500));
+    // 100 ms polls from the drop on: well over five passes in 1.5 s.
+    expect(passes - dropped).toBeGreaterThan(5);
+  } finally {
+    await watchers.stop();
+    await registry.close();
+    await proxy.close();
+  }
+});
+
+test('a pass another process is making is skipped, not waited for and made again; the loop goes on once that one is done', async () => {
+  const [other, mine] = [await openPostgres(database.url, { migrate: false }), await openPostgres(database.url, { migrate: false })];
+  const registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
+  let release!: () => void;
+  let held = false;
+  const holding = other.withLock('watch:ethereum', async () => {
+    held = true;
+    await new Promise<void>((r) => (release = r));
+  });
+  let passes = 0;
+  let watchers: { stop(): Promise<void> } | undefined;
+  try {
+    await waitFor(() => held, 10_000, 'the other process to hold the watch lock');
+    watchers = startWatchers({
+      networks: registry.networks(), adapter: (n) => registry.get(n), db, intervalMs: 100, ifFree: mine.ifFree,
+      onMatch: async () => undefined, onBatch: async () => void passes++,
+    });
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(passes).toBe(0);
+    // Skipped, not queued: no session of this process waits for the lock (a waiting withLock would show here).
+    const waiting = await db.execute(sql`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`);
+    expect((waiting.rows[0] as { n: number }).n).toBe(0);
+    release();
+    await holding;
+    await waitFor(() => passes >= 3, 10_000, 'passes once the lock is free');
+  } finally {
+    release?.();
+    await watchers?.stop();
+    await registry.close();
+    await other.close();
+    await mine.close();
   }
 });
 

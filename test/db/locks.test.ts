@@ -119,6 +119,38 @@ describe('one session for the locks nobody else holds', () => {
     expect(spans.a2[0]).toBeGreaterThanOrEqual(spans.b2[1]);
   });
 
+  it('ifFree: a lock another process holds is not waited for (false at once, nothing run); free, it is taken', async () => {
+    const [a, b] = [await open(), await open()];
+    const g = gate();
+    let inside = false;
+    const holding = a.withLock('watch:test', async () => {
+      inside = true;
+      await g.wait;
+    });
+    while (!inside) await new Promise((r) => setTimeout(r, 10));
+    let ran = 0;
+    const t = Date.now();
+    expect(await b.ifFree('watch:test', async () => void ran++)).toBe(false);
+    expect(Date.now() - t).toBeLessThan(1_000);
+    expect(ran).toBe(0);
+    g.open();
+    await holding;
+    expect(await b.ifFree('watch:test', async () => void ran++)).toBe(true);
+    expect(ran).toBe(1);
+    // Taken by ifFree, the lock is held for the others as any other: a's ifFree meanwhile answers false.
+    const g2 = gate();
+    let inB = false;
+    const bHolds = b.ifFree('watch:test', async () => {
+      inB = true;
+      await g2.wait;
+    });
+    while (!inB) await new Promise((r) => setTimeout(r, 10));
+    expect(await a.ifFree('watch:test', async () => void ran++)).toBe(false);
+    g2.open();
+    expect(await bHolds).toBe(true);
+    expect(ran).toBe(1);
+  });
+
   it('two names with the same hash never hold at once in one process', async () => {
     const p = await open();
     const spans: Array<[number, number]> = [];

@@ -31,6 +31,11 @@ describe('config', () => {
     expect(loadConfig({ FORWARD_WATCH_MS: '6000' }).forwardWatchMs).toBe(6000);
   });
 
+  it('polls every 500 ms, and every 5 s while a head feed is live', () => {
+    expect(loadConfig({})).toMatchObject({ watchIntervalMs: 500, watchFeedIntervalMs: 5000 });
+    expect(loadConfig({ WATCH_FEED_INTERVAL_MS: '1000' }).watchFeedIntervalMs).toBe(1000);
+  });
+
   it.each([
     [{ PORT: 'abc' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -42,6 +47,7 @@ describe('config', () => {
     [{ TEMPORAL_SERVER_LOG_LEVEL: 'chatty' }, 'TEMPORAL_SERVER_LOG_LEVEL'],
     [{ FORWARD_WATCH_MS: '9000' }, 'FORWARD_WATCH_MS'],
     [{ FORWARD_WATCH_MS: '-1' }, 'FORWARD_WATCH_MS'],
+    [{ WATCH_FEED_INTERVAL_MS: '50' }, 'WATCH_FEED_INTERVAL_MS'],
   ])('rejects %j with one line naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(new RegExp(`^invalid configuration: ${variable}`));
     try {
