@@ -8,6 +8,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { Pool } from 'pg';
 import { Contract, JsonRpcProvider, Network, Wallet, parseEther } from 'ethers';
 import { openPostgres, type Db } from '../../src/db/client';
+import { rowsOf } from '../../src/db/prepared';
 import * as schema from '../../src/db/schema';
 import { paymentConfigs, payments } from '../../src/db/schema';
 import { insertDeposit } from '../../src/db/queries/payments';
@@ -315,8 +316,8 @@ test('a pass another process is making is skipped, not waited for and made again
     await new Promise((r) => setTimeout(r, 1_000));
     expect(passes).toBe(0);
     // Skipped, not queued: no session of this process waits for the lock (a waiting withLock would show here).
-    const waiting = await db.execute(sql`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`);
-    expect((waiting.rows[0] as { n: number }).n).toBe(0);
+    const [waiting] = rowsOf<{ n: number }>(await db.execute(sql`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`));
+    expect(waiting.n).toBe(0);
     release();
     await holding;
     await waitFor(() => passes >= 3, 10_000, 'passes once the lock is free');
