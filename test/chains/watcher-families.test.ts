@@ -21,7 +21,7 @@ const factories: [string, () => Promise<LiveChain>][] = [
 ];
 factories.push(['litecoind ltc', () => requiredLitecoinChain(testSeed())]);
 
-describe.each(factories)('%s', (_name, start) => {
+describe.each(factories)('%s', (name, start) => {
   let chain: LiveChain;
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let pool: Pool;
@@ -62,6 +62,25 @@ describe.each(factories)('%s', (_name, start) => {
     expect(queries.filter((q) => /from "payment_configs"/i.test(q)).length).toBeLessThanOrEqual(read);
     await chain.mine(2);
     expect(await scanOnce(chain.adapter, db, network, { maxBlocks: 500 })).toEqual([]);
+  });
+
+  // UTXO chains only (the test is not made for the others): their watchers poll a node that has no head feed.
+  (name.startsWith('litecoind') ? test : () => undefined)('a UTXO pass with nothing new asks the node for its best block only; a new block is read as before', async () => {
+    const rpc = (chain.adapter as unknown as { rpc: { call(method: string, params?: unknown[]): Promise<unknown> } }).rpc;
+    const head = await chain.adapter.head();
+    const calls = jest.spyOn(rpc, 'call');
+    try {
+      const idle = await chain.adapter.scan(head, 5);
+      expect(idle).toEqual({ blocks: [], cursor: head, rewound: false });
+      expect(calls.mock.calls.map(([method]) => method)).toEqual(['getbestblockhash']);
+      await chain.mine(1);
+      const next = await chain.adapter.scan(head, 5);
+      expect(next.rewound).toBe(false);
+      expect(next.blocks.map((b) => b.height)).toEqual([head.height + 1n]);
+      expect(next.cursor).toEqual({ height: head.height + 1n, hash: next.blocks[0].hash });
+    } finally {
+      calls.mockRestore();
+    }
   });
 
   test('a cursor above the head (a reset local chain, or a shorter fork) rewinds instead of waiting', async () => {

@@ -63,6 +63,9 @@ export class UtxoAdapter implements ChainAdapter {
   }
 
   async scan(cursor: Cursor | null, maxBlocks = 20): Promise<ScanBatch> {
+    // A pass with nothing new (most passes: a block comes every few minutes) costs one call. The cursor at
+    // the node's best block is on the active chain, so there is no reorg to look for either.
+    if (cursor?.hash && (await this.rpc.call<string>('getbestblockhash')) === cursor.hash) return { blocks: [], cursor, rewound: false };
     const head = await this.head();
     if (!cursor) return { blocks: [], cursor: head, rewound: false };
     let from = cursor.height;
