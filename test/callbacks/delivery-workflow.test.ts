@@ -8,11 +8,10 @@ import { loadSigner } from '../../src/callbacks/signer';
 import type { CallbackSnapshot } from '../../src/callbacks/types';
 import { verifyCallback } from '../../src/callbacks/verify';
 import { payments } from '../../src/db/schema';
-import { workflowsEntry } from '../../src/temporal/worker';
 import type { DepositStatus } from '../../workflows/deposit';
 import { chainSignal, resendUpdate } from '../../workflows/signals';
 import { createTestDatabase } from '../helpers/db';
-import { createTimeSkippingEnv } from '../helpers/temporal';
+import { createTimeSkippingEnv, gatewayWorkflows } from '../helpers/temporal';
 import { btcSnapshot } from './fixtures/payload';
 import { opensslVerifies, rebuiltCanonical } from './helpers/openssl';
 import { startReceiver, type Recorded, type Reply } from './helpers/receiver';
@@ -96,7 +95,7 @@ beforeAll(async () => {
   worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,
-    workflowsPath: workflowsEntry(),
+    ...(await gatewayWorkflows()),
     activities: { ...chain, deliverCallbackAttempt: real.deliverCallbackAttempt, storeConfirmedSnapshot: real.storeConfirmedSnapshot },
   });
   running = worker.run();
@@ -166,7 +165,7 @@ async function resultOf(handle: WorkflowHandle): Promise<Result> {
 /** Determinism: the recorded history replays on a fresh bundle without a nondeterminism error. */
 async function expectReplays(handle: WorkflowHandle): Promise<void> {
   const history = await handle.fetchHistory();
-  await expect(Worker.runReplayHistory({ workflowsPath: workflowsEntry() }, history)).resolves.toBeUndefined();
+  await expect(Worker.runReplayHistory(await gatewayWorkflows(), history)).resolves.toBeUndefined();
 }
 
 async function run(d: Deposit): Promise<Result> {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
-import { workflowsEntry } from '../../src/temporal/worker';
+import { gatewayWorkflows } from '../helpers/temporal';
 
 /**
  * Determinism guard: histories recorded from real runs of the gateway (`temporal workflow show
@@ -19,6 +19,6 @@ describe('recorded workflow histories replay', () => {
   it.each(files)('%s', async (file) => {
     // The CLI's JSON as it is: the SDK parses it (historyFromJSON) with its own protobuf types.
     const history: unknown = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
-    await expect(Worker.runReplayHistory({ workflowsPath: workflowsEntry() }, history, file)).resolves.toBeUndefined();
+    await expect(Worker.runReplayHistory(await gatewayWorkflows(), history, file)).resolves.toBeUndefined();
   }, 120_000);
 });

@@ -1,9 +1,23 @@
 import type { DevServerConfig } from '@temporalio/testing';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporal } from '@temporalio/proto';
+import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTES } from '../../src/domain/search-attributes';
 import { executableOption, resolveTemporalCli, resolveTemporalTestServer } from '../../src/temporal/binaries';
 import { NO_VERSION_CHECK_ARGS } from '../../src/temporal/devserver';
+import { workflowsEntry } from '../../src/temporal/worker';
+
+let bundled: Promise<WorkflowBundle> | undefined;
+
+/**
+ * The gateway's workflow code bundled once per test file (jest gives each file its own modules), for every
+ * worker and replay of that file: `{ workflowBundle }` where `{ workflowsPath }` bundled again at each
+ * Worker.create and each Worker.runReplayHistory (about a second each).
+ */
+export async function gatewayWorkflows(): Promise<{ workflowBundle: WorkflowBundle }> {
+  bundled ??= bundleWorkflowCode({ workflowsPath: workflowsEntry(), logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } });
+  return { workflowBundle: await bundled };
+}
 
 /** The real Temporal CLI dev server: the binary from .tools/PATH/config, else the SDK's download. */
 export function createLocalEnv(opts: { searchAttributes?: DevServerConfig['searchAttributes'] } = {}) {

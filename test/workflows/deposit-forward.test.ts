@@ -5,8 +5,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { DepositInput, ForwardFate } from '../../activities/deposit';
 import { SEARCH_ATTRIBUTES } from '../../src/domain/search-attributes';
-import { workflowsEntry } from '../../src/temporal/worker';
-import { createLocalEnv } from '../helpers/temporal';
+import { createLocalEnv, gatewayWorkflows } from '../helpers/temporal';
 
 /**
  * The deposit workflow's forward stage against scripted chain readings (the activities stand in for the
@@ -97,13 +96,13 @@ async function run(script: Reading[], record: string, confirmations: Confirmatio
     },
   };
   const taskQueue = `deposit-forward-${Math.random().toString(36).slice(2)}`;
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowsPath: workflowsEntry(), activities });
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, ...(await gatewayWorkflows()), activities });
   const workflowId = `deposit:ethereum:${taskQueue}:0`;
   const status = await worker.runUntil(
     env.client.workflow.execute('depositWorkflow', { taskQueue, workflowId, args: [input, { pollInterval: '50 milliseconds' }] }),
   );
   const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
-  await Worker.runReplayHistory({ workflowsPath: workflowsEntry() }, history, workflowId);
+  await Worker.runReplayHistory(await gatewayWorkflows(), history, workflowId);
   if (process.env.RECORD_HISTORIES === '1') {
     fs.writeFileSync(path.resolve(__dirname, '../fixtures/histories', `${record}.json`), `${historyToJSON(history)}\n`);
   }

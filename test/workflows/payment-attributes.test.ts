@@ -3,8 +3,7 @@ import { Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { SEARCH_ATTRIBUTES } from '../../src/domain/search-attributes';
-import { workflowsEntry } from '../../src/temporal/worker';
-import { createLocalEnv } from '../helpers/temporal';
+import { createLocalEnv, gatewayWorkflows } from '../helpers/temporal';
 import { runAdmin } from '../../scripts/admin';
 import { chainSignal } from '../../workflows/signals';
 import { input, runPayment, scriptedActivities, until, uuid } from './payment-harness';
@@ -73,7 +72,7 @@ describe('paymentLifecycle search attributes', () => {
     const worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,
-      workflowsPath: workflowsEntry(),
+      ...(await gatewayWorkflows()),
       activities: scriptedActivities({ requiredConfirmations: 3, confirmations: [...readings, { status: 'confirmed', confirmations: 3 }] }, calls),
     });
     const workflowId = `deposit:ethereum:${taskQueue}:0`;
@@ -129,7 +128,7 @@ describe('paymentLifecycle search attributes', () => {
     const worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,
-      workflowsPath: workflowsEntry(),
+      ...(await gatewayWorkflows()),
       activities: scriptedActivities({ confirmed: ['failed', 'delivered'] }, calls),
     });
     const workflowId = `deposit:ethereum:${taskQueue}:0`;

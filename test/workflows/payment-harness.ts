@@ -7,8 +7,8 @@ import { Worker } from '@temporalio/worker';
 import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { DepositInput, ForwardFate } from '../../activities/deposit';
-import { workflowsEntry } from '../../src/temporal/worker';
 import type { Carry, PaymentWorkflowOptions } from '../../workflows/payment';
+import { gatewayWorkflows } from '../helpers/temporal';
 
 /**
  * The payment workflow against scripted activities on the time-skipping server: the workflow, its timers,
@@ -184,7 +184,7 @@ export async function runPayment(
   const calls: string[] = [];
   const steps: Steps = { due: 0 };
   const taskQueue = `payment-${Math.random().toString(36).slice(2)}`;
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowsPath: workflowsEntry(), activities: scriptedActivities(script, calls, steps) });
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, ...(await gatewayWorkflows()), activities: scriptedActivities(script, calls, steps) });
   const workflowId = `deposit:ethereum:${taskQueue}:0`;
   const { record, drive, type = 'paymentLifecycle', ...wfOpts } = opts;
   let firstRun: string | undefined;
@@ -208,7 +208,7 @@ export async function runPayment(
     const history = await env.client.workflow.getHandle(workflowId, runId).fetchHistory();
     const events = history.events ?? [];
     runLengths.push(events.length);
-    await Worker.runReplayHistory({ workflowsPath: workflowsEntry() }, history, workflowId);
+    await Worker.runReplayHistory(await gatewayWorkflows(), history, workflowId);
     runId = events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
     if (runLengths.length === 1) {
       firstRunEvents = events.map((e) => EventType[e.eventType ?? 0]);
