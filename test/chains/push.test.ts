@@ -84,11 +84,16 @@ test('a deposit is told once, by the pass whose blocks reach its due height', as
   expect(hints).toHaveLength(1);
 });
 
+/** A transfer sent from the customer's key and stored as the forward of a processing payment (not mined yet). */
+async function storedForward(uuid: string) {
+  const tx = await new Wallet(node.customerKey, provider).sendTransaction({ to: Wallet.createRandom().address, value: parseEther('0.01') });
+  await updatePayment(db, uuid, { result: 'processing', txidOut: tx.hash });
+  return tx;
+}
+
 test('the block holding a stored forward tells its payment', async () => {
-  const customer = new Wallet(node.customerKey, provider);
   const row = await deposit('deposit:ethereum:b:0', 1n);
-  const tx = await customer.sendTransaction({ to: Wallet.createRandom().address, value: parseEther('0.01') });
-  await updatePayment(db, row.uuid, { result: 'processing', txidOut: tx.hash });
+  const tx = await storedForward(row.uuid);
   await tx.wait();
   hints.length = 0;
   await pass();
@@ -96,13 +101,10 @@ test('the block holding a stored forward tells its payment', async () => {
 });
 
 test('a forward its activity still watches for is not told; one whose window has passed is', async () => {
-  const customer = new Wallet(node.customerKey, provider);
   const watched = await deposit('deposit:ethereum:w:0', 1n);
   const past = await deposit('deposit:ethereum:p:0', 1n);
-  const a = await customer.sendTransaction({ to: Wallet.createRandom().address, value: parseEther('0.01') });
-  const b = await customer.sendTransaction({ to: Wallet.createRandom().address, value: parseEther('0.01') });
-  await updatePayment(db, watched.uuid, { result: 'processing', txidOut: a.hash });
-  await updatePayment(db, past.uuid, { result: 'processing', txidOut: b.hash });
+  const a = await storedForward(watched.uuid);
+  const b = await storedForward(past.uuid);
   // forward_watch_until as storeForwardOnce writes it (the database's clock): one window open, one passed.
   await db.execute(sql`UPDATE payments SET forward_watch_until = now() + interval '1 minute' WHERE uuid = ${watched.uuid}`);
   await db.execute(sql`UPDATE payments SET forward_watch_until = now() - interval '1 second' WHERE uuid = ${past.uuid}`);
