@@ -12,7 +12,8 @@
  *   npx tsx bench/pipeline.ts --eth 200 --erc20 50 --sol 50 --usdc 20 --ltc 20 --json out.json
  *
  * Flags: --eth --erc20 --sol --usdc --ltc (deposits per asset), --per-address (deposits per address_in,
- * default 1), --confirmations (numeric chains; default: each asset's gateway default), --sol-slot-ms
+ * default 1), --confirmations (numeric chains; default: each asset's gateway default), --eth-block-s (anvil's
+ * block time, default 1; the devnet of `npm start` mines every 2 s), --sol-slot-ms
  * (surfnet slot time, default 400: the local surfnet stops answering after about 1,000 slots, so a long
  * run wants longer slots), --ltc-block-ms (the bench mines litecoin regtest, default 1000),
  * --watch-ms (sets WATCH_INTERVAL_MS; default: unset, the production 500 ms), --head-feed on|off (off: no
@@ -42,6 +43,7 @@ const { values: flags } = parseArgs({
     ltc: { type: 'string', default: '4' },
     'per-address': { type: 'string', default: '1' },
     confirmations: { type: 'string' },
+    'eth-block-s': { type: 'string', default: '1' },
     'sol-slot-ms': { type: 'string', default: '400' },
     'ltc-block-ms': { type: 'string', default: '1000' },
     'watch-ms': { type: 'string' },
@@ -150,9 +152,9 @@ async function main(): Promise<void> {
   // --head-feed off: the watchers poll only (no ETHEREUM_WS_URL / SOLANA_WS_URL), for comparison.
   if (flags['head-feed'] === 'off') Object.assign(env, { ETHEREUM_WS_URL: '', SOLANA_WS_URL: '' });
   log(`burst of ${TOTAL} deposits ${JSON.stringify(COUNTS)}, ${PER_ADDRESS} per address, Temporal: ${flags.temporal}; load average ${load()} on ${os.cpus().length} cores`);
-  log(`DEPOSIT_POLL_INTERVAL ${process.env.DEPOSIT_POLL_INTERVAL ?? 'unset (production default, 5 minutes)'}; WATCH_INTERVAL_MS ${env.WATCH_INTERVAL_MS ?? 'unset (production default, 500)'}; head feed ${flags['head-feed']}; anvil 1 s blocks, surfnet ${flags['sol-slot-ms']} ms slots, litecoin mined every ${flags['ltc-block-ms']} ms by the bench`);
+  log(`DEPOSIT_POLL_INTERVAL ${process.env.DEPOSIT_POLL_INTERVAL ?? 'unset (production default, 5 minutes)'}; WATCH_INTERVAL_MS ${env.WATCH_INTERVAL_MS ?? 'unset (production default, 500)'}; head feed ${flags['head-feed']}; anvil ${flags['eth-block-s']} s blocks, surfnet ${flags['sol-slot-ms']} ms slots, litecoin mined every ${flags['ltc-block-ms']} ms by the bench`);
   if (flags.temporal !== 'server' && flags.temporal !== 'dev') throw new Error(`--temporal is server or dev, not ${flags.temporal}`);
-  const bed = await startBed({ solSlotTimeMs: Number(flags['sol-slot-ms']), temporal: flags.temporal, env, log });
+  const bed = await startBed({ solSlotTimeMs: Number(flags['sol-slot-ms']), ethBlockS: Number(flags['eth-block-s']), temporal: flags.temporal, env, log });
   let mining = true;
   let miner: Promise<void> = Promise.resolve();
   let chains: DrillChains | undefined;

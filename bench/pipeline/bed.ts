@@ -38,6 +38,8 @@ export interface Bed {
 
 export async function startBed(o: {
   solSlotTimeMs: number;
+  /** anvil's block time in seconds (default 1). */
+  ethBlockS?: number;
   temporal: 'server' | 'dev';
   env: Record<string, string>;
   log: (s: string) => void;
@@ -71,7 +73,7 @@ export async function startBed(o: {
     });
     // Test keys, generated now, in the throw-away data directory shared with the gateway's processes.
     const seed = HdSeed.loadOrCreate({ dataDir: dir });
-    const devnets = await startDevnets(path.join(dir, 'devnet'), { seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: o.solSlotTimeMs });
+    const devnets = await startDevnets(path.join(dir, 'devnet'), { seed, ethBlockTime: o.ethBlockS ?? 1, ltcBlockIntervalMs: 0, solSlotTimeMs: o.solSlotTimeMs });
     stops.push(() => devnets.stop());
     const observer = startObserver(devnets.state);
     stops.push(() => observer.stop());
