@@ -5,8 +5,7 @@ import { CONFIG_VARIABLES, loadConfig } from '../../src/config';
 import { chainConfigFromEnv } from '../../src/chains/config';
 import { refuseSecrets } from '../../src/runtime/services';
 import { SEARCH_ATTRIBUTES } from '../../src/domain/search-attributes';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { workflowsEntry } from '../../src/temporal/worker';
+import { gatewayWorkflows } from '../helpers/temporal';
 import { OPS_DIR, TEMPORAL_SERVER_VERSION, temporalServerEnv } from '../helpers/temporal-server';
 
 /** Docker cannot run here, so the compose file and Dockerfile are checked against the code they deploy. */
@@ -190,7 +189,7 @@ describe('Dockerfile', () => {
   });
 
   it('the workflow bundle the image builds at build time builds from the workflows here', async () => {
-    const { code } = await bundleWorkflowCode({ workflowsPath: workflowsEntry(), logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } });
+    const { code } = (await gatewayWorkflows()).workflowBundle;
     expect(code).toContain('depositWorkflow');
     expect(code).toContain('paymentWorkflow');
     expect(code).toContain('paymentLifecycle');
