@@ -1,10 +1,11 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import { performAttempt, type AttemptOutcomeKind } from '../src/callbacks/attempt';
 import type { Signer } from '../src/callbacks/signer';
 import type { CallbackEvent, CallbackSnapshot } from '../src/callbacks/types';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/client';
+import { oncePerDb } from '../src/db/prepared';
 import { deliveryAttempts, paymentConfigs, payments } from '../src/db/schema';
 import { deliveryAttempts as deliveryAttemptsMetric } from '../src/observability/metrics';
 import { withHeartbeat } from './forward-support';
@@ -37,6 +38,34 @@ export interface DeliverAttemptResult {
 /** Payments whose lifecycle is past the pending stage: a pending attempt is never sent for them (SPEC 3 rule 1). */
 const PAST_PENDING = new Set(['sent', 'done']);
 
+/** An attempt's statements, prepared once per database handle (src/db/prepared.ts): every callback runs them. */
+const statementsOf = oncePerDb((db: Db) => ({
+  stored: db
+    .select()
+    .from(deliveryAttempts)
+    .where(
+      and(
+        eq(deliveryAttempts.paymentUuid, sql.placeholder('uuid')),
+        eq(deliveryAttempts.stage, sql.placeholder('stage')),
+        eq(deliveryAttempts.attempt, sql.placeholder('attempt')),
+      ),
+    )
+    .limit(1)
+    .prepare('gateway_stored_attempt'),
+  target: db
+    .select({ result: payments.result, url: paymentConfigs.callbackUrl, post: paymentConfigs.post, json: paymentConfigs.json, convert: paymentConfigs.convert })
+    .from(payments)
+    .innerJoin(paymentConfigs, eq(paymentConfigs.id, payments.configId))
+    .where(eq(payments.uuid, sql.placeholder('uuid')))
+    .limit(1)
+    .prepare('gateway_attempt_target'),
+  done: db
+    .update(payments)
+    .set({ result: 'done', lastUpdate: sql`${sql.placeholder('now')}` })
+    .where(eq(payments.uuid, sql.placeholder('uuid')))
+    .prepare('gateway_mark_done'),
+}));
+
 export function createDeliveryActivities(deps: DeliveryDeps) {
   return {
     /**
@@ -64,7 +93,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
   };
 
   async function markDone(uuid: string): Promise<void> {
-    await deps.db.update(payments).set({ result: 'done', lastUpdate: new Date() }).where(eq(payments.uuid, uuid));
+    await statementsOf(deps.db).done.execute({ uuid, now: new Date().toISOString() });
   }
 
   /** The attempt itself (see deliverCallbackAttempt). */
@@ -73,12 +102,8 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     if (input.snapshot.uuid !== input.paymentUuid) {
       throw ApplicationFailure.nonRetryable(`snapshot uuid ${input.snapshot.uuid} is not payment ${input.paymentUuid}`, 'SnapshotMismatch');
     }
-    const key = and(
-      eq(deliveryAttempts.paymentUuid, input.paymentUuid),
-      eq(deliveryAttempts.stage, input.stage),
-      eq(deliveryAttempts.attempt, input.attempt),
-    );
-    const [done] = await db.select().from(deliveryAttempts).where(key).limit(1);
+    const statements = statementsOf(db);
+    const [done] = await statements.stored.execute({ uuid: input.paymentUuid, stage: input.stage, attempt: input.attempt });
     if (done) {
       // A run that stored a delivered confirmed attempt and died before marking the payment done (a worker
       // lost in between): the retry finishes that step instead of leaving the payment `sent`.
@@ -86,12 +111,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       return storedResult(done);
     }
 
-    const [row] = await db
-      .select({ result: payments.result, url: paymentConfigs.callbackUrl, post: paymentConfigs.post, json: paymentConfigs.json, convert: paymentConfigs.convert })
-      .from(payments)
-      .innerJoin(paymentConfigs, eq(paymentConfigs.id, payments.configId))
-      .where(eq(payments.uuid, input.paymentUuid))
-      .limit(1);
+    const [row] = await statements.target.execute({ uuid: input.paymentUuid });
     if (!row) throw ApplicationFailure.nonRetryable(`payment ${input.paymentUuid} not found`, 'PaymentNotFound');
     if (input.stage === 'pending' && PAST_PENDING.has(row.result)) {
       return { outcome: 'skipped', status: null, error: 'payment is past the pending stage', nextTry: null };

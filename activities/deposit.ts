@@ -8,8 +8,8 @@ import {
   loadPayment,
   moveResult,
   recordFinality,
+  storeConfirmations,
   storeSnapshotOnce,
-  updatePayment,
   type ConfigRow,
   type PaymentRow,
 } from '../src/db/queries/payments';
@@ -129,8 +129,8 @@ export function createDepositActivities(deps: DepositDeps) {
    * The immutable confirmed snapshot (DESIGN 5): price captured once, fee_coin = value − forwarded
    * exactly; written once, and every later call returns what was written first.
    */
-  async function confirmedSnapshot(uuid: string): Promise<CallbackSnapshot> {
-    const { payment, config } = await loadPayment(db, uuid);
+  async function confirmedSnapshot(uuid: string, loaded?: LoadedPayment): Promise<CallbackSnapshot> {
+    const { payment, config } = loaded ?? (await loadPayment(db, uuid));
     if (payment.snapshot) return payment.snapshot as CallbackSnapshot;
     const a = asset(payment.ticker);
     const plan = planFromJson(payment.forwardRaw!);
@@ -146,20 +146,33 @@ export function createDepositActivities(deps: DepositDeps) {
       fee_coin: formatUnits(fee, a.decimals),
       price,
     };
-    await storeSnapshotOnce(db, uuid, { snapshot: snap, price, forwardedBase: plan.forwarded, feeBase: fee });
+    // Written now, it is this one; otherwise another run wrote first, and that one stands.
+    if (await storeSnapshotOnce(db, uuid, { snapshot: snap, price, forwardedBase: plan.forwarded, feeBase: fee })) return snap;
     return (await loadPayment(db, uuid)).payment.snapshot as CallbackSnapshot;
   }
 
-  const forward = createForwardActivities(deps);
+  const { fateOf, ...forward } = createForwardActivities(deps);
 
-  /** A reading, with the confirmed snapshot written when it says confirmed (or without, if that write fails now: the workflow's own step writes it). */
-  async function withSnapshot(uuid: string, fate: ForwardFate): Promise<{ fate: ForwardFate; snapshot?: CallbackSnapshot }> {
+  /**
+   * A reading, with the confirmed snapshot written when it says confirmed (or without, if that write fails
+   * now: the workflow's own step writes it). `loaded`: the rows the reading was made from.
+   */
+  async function withSnapshot(uuid: string, fate: ForwardFate, loaded?: LoadedPayment): Promise<{ fate: ForwardFate; snapshot?: CallbackSnapshot }> {
     if (fate.status !== 'confirmed') return { fate };
     try {
-      return { fate, snapshot: await confirmedSnapshot(uuid) };
+      return { fate, snapshot: await confirmedSnapshot(uuid, loaded) };
     } catch {
       return { fate };
     }
+  }
+
+  /**
+   * One reading of the forward's fate and, when confirmed, the snapshot, from one read of the payment: the
+   * snapshot is made of the stored forward that reading found mined.
+   */
+  async function fateWithSnapshot(uuid: string): Promise<{ fate: ForwardFate; snapshot?: CallbackSnapshot }> {
+    const loaded = await loadPayment(db, uuid);
+    return withSnapshot(uuid, await fateOf(loaded), loaded);
   }
 
   /** One reading of the node, not stored (observeConfirmations); readConfirmations stores what it shows. */
@@ -174,7 +187,7 @@ export function createDepositActivities(deps: DepositDeps) {
   /** Stores the confirmations a reading shows, when they changed (a reorged reading shows none). */
   async function storeShown(payment: PaymentRow, reading: ConfirmationsReading): Promise<void> {
     if (reading.status !== 'reorged' && reading.confirmations !== payment.confirmations) {
-      await updatePayment(db, payment.uuid, { confirmations: reading.confirmations });
+      await storeConfirmations(db, payment.uuid, reading.confirmations);
     }
   }
 
@@ -203,7 +216,7 @@ export function createDepositActivities(deps: DepositDeps) {
     if (!opts.fate) return sent;
     if (watchUntil !== undefined && deps.heads && read) {
       const fate = await watchInclusion(uuid, read.payment.network, before, watchUntil, deps.heads);
-      return fate ? { ...sent, ...(await withSnapshot(uuid, fate)) } : sent;
+      return fate ? { ...sent, ...fate } : sent;
     }
     // Signed and accepted by the node a moment ago: it is in the mempool, and a reading now would say so at
     // the cost of a read and the node's round trips on the worker's one thread. A stored forward sent again
@@ -214,14 +227,16 @@ export function createDepositActivities(deps: DepositDeps) {
 
   /** One reading of the forward's fate, with the confirmed snapshot; nothing when the reading failed. */
   async function firstReading(uuid: string): Promise<{ fate?: ForwardFate; snapshot?: CallbackSnapshot }> {
-    const fate = await readFate(uuid);
-    return fate ? withSnapshot(uuid, fate) : {};
+    return (await readFate(uuid)) ?? {};
   }
 
-  /** One reading of the forward's fate; undefined when the node or the database did not answer (no reading). */
-  async function readFate(uuid: string): Promise<ForwardFate | undefined> {
+  /**
+   * One reading of the forward's fate, with the confirmed snapshot when it says mined; undefined when the node
+   * or the database did not answer (no reading).
+   */
+  async function readFate(uuid: string): Promise<{ fate: ForwardFate; snapshot?: CallbackSnapshot } | undefined> {
     try {
-      return await forward.forwardFate(uuid);
+      return await fateWithSnapshot(uuid);
     } catch (e) {
       logger.debug({ payment: uuid, err: e instanceof Error ? e.message : String(e) }, 'forward reading failed; the workflow reads again');
       return undefined;
@@ -233,14 +248,20 @@ export function createDepositActivities(deps: DepositDeps) {
    * after `until` (this clock): that last reading starts after every block the watcher held a hint back
    * for, so a forward included in one of them is seen here. A reading that fails is no reading.
    */
-  async function watchInclusion(uuid: string, network: string, after: number, until: number, heads: HeadWatch): Promise<ForwardFate | undefined> {
+  async function watchInclusion(
+    uuid: string,
+    network: string,
+    after: number,
+    until: number,
+    heads: HeadWatch,
+  ): Promise<{ fate: ForwardFate; snapshot?: CallbackSnapshot } | undefined> {
     for (let seen = after; ; ) {
       const left = until - Date.now();
       if (left > 0) await heads.next(network, seen, left);
       seen = heads.seen(network);
       const last = Date.now() >= until;
-      const fate = await readFate(uuid);
-      if ((fate && fate.status !== 'pending') || last) return fate;
+      const read = await readFate(uuid);
+      if ((read && read.fate.status !== 'pending') || last) return read;
     }
   }
 
@@ -377,7 +398,7 @@ export function createDepositActivities(deps: DepositDeps) {
      * now is left to the workflow's own step (no snapshot in the answer); the reading stands.
      */
     async forwardFateSnapshot(uuid: string): Promise<{ fate: ForwardFate; snapshot?: CallbackSnapshot }> {
-      return withSnapshot(uuid, await forward.forwardFate(uuid));
+      return fateWithSnapshot(uuid);
     },
 
     /**

@@ -66,6 +66,9 @@ export function createForwardActivities(deps: DepositDeps) {
 
     forwardFate,
 
+    /** forwardFate from rows the caller read already; not an activity (createDepositActivities takes it out). */
+    fateOf,
+
     /**
      * Superseded by forwardFate; kept for workflows recorded before the `forward-fate-once` patch. A
      * reading that is only evidence (replaceable) is reported as pending: no single reading re-signs.
@@ -186,7 +189,12 @@ export function createForwardActivities(deps: DepositDeps) {
    * does not hold the bytes, they are sent again (the same bytes; a dropped forward revives).
    */
   async function forwardFate(uuid: string): Promise<ForwardFate> {
-    const { payment, config } = await loadPayment(db, uuid);
+    return fateOf(await loadPayment(db, uuid));
+  }
+
+  /** forwardFate from rows the caller read (loadPayment). */
+  async function fateOf({ payment, config }: LoadedPayment): Promise<ForwardFate> {
+    const uuid = payment.uuid;
     if (!payment.forwardRaw) throw ApplicationFailure.nonRetryable('no stored forward');
     const adapter = await deps.adapter(payment.network);
     const plan = planFromJson(payment.forwardRaw);

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client';
-import { rowsOf } from '../prepared';
+import { preparedStatement, rowsOf } from '../prepared';
 import { assetMinimums } from '../schema';
 import type { MinimumState } from '../../domain/minimum';
 
@@ -19,13 +19,17 @@ const toState = (r: StateRow): MinimumState => ({
   pinned: r.pinned_base === null ? null : BigInt(r.pinned_base),
 });
 
-/** Every stored minimum state by ticker; the age is measured by the database clock (no host clock skew). */
-export async function minimumStates(db: Db, ticker?: string): Promise<Map<string, MinimumState>> {
-  const where = ticker === undefined ? sql`` : sql`WHERE ticker = ${ticker}`;
-  const result = await db.execute(sql`
+const STATE_COLUMNS = sql`
     SELECT ticker, value_base::text AS value_base, unavailable_reason, pinned_base::text AS pinned_base,
            floor(extract(epoch FROM (now() - computed_at)) * 1000)::bigint AS age_ms
-    FROM asset_minimums ${where}`);
+    FROM asset_minimums`;
+
+/** One ticker's state: every deposit's evaluation reads it, so it is prepared once per database handle. */
+const stateOf = preparedStatement('gateway_minimum_state', sql`${STATE_COLUMNS} WHERE ticker = ${sql.placeholder('ticker')}`);
+
+/** Every stored minimum state by ticker; the age is measured by the database clock (no host clock skew). */
+export async function minimumStates(db: Db, ticker?: string): Promise<Map<string, MinimumState>> {
+  const result = ticker === undefined ? await db.execute(STATE_COLUMNS) : await stateOf(db, { ticker });
   return new Map(rowsOf<StateRow>(result).map((r) => [r.ticker, toState(r)]));
 }
 

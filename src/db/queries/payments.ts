@@ -53,14 +53,20 @@ export async function insertDeposits(db: Db, list: NewDeposit[]): Promise<void> 
   }
 }
 
+/** The row written now, or (a deposit recorded before: the watcher's batch, a replayed activity) the one written first. */
 export async function insertDeposit(db: Db, d: NewDeposit): Promise<PaymentRow> {
-  await db.insert(payments).values(depositRow(d)).onConflictDoNothing({ target: payments.depositKey });
+  const [made] = await db.insert(payments).values(depositRow(d)).onConflictDoNothing({ target: payments.depositKey }).returning();
+  if (made) return made;
   const [row] = await db.select().from(payments).where(eq(payments.depositKey, d.depositKey));
   return row;
 }
 
+const loadConfigOf = oncePerDb((db) =>
+  db.select().from(paymentConfigs).where(eq(paymentConfigs.id, sql.placeholder('id'))).prepare('gateway_load_config'),
+);
+
 export async function loadConfig(db: Db, id: string): Promise<ConfigRow> {
-  const [row] = await db.select().from(paymentConfigs).where(eq(paymentConfigs.id, id));
+  const [row] = await loadConfigOf(db).execute({ id });
   if (!row) throw new Error(`payment configuration ${id} not found`);
   return row;
 }
@@ -86,19 +92,47 @@ export async function updatePayment(db: Db, uuid: string, set: Partial<typeof pa
   await db.update(payments).set({ ...set, lastUpdate: new Date() }).where(eq(payments.uuid, uuid));
 }
 
+/*
+ * The statements every deposit runs, prepared once per database handle (src/db/prepared.ts): drizzle builds
+ * their text once, and PostgreSQL parses each once per connection. A placeholder's value goes to the driver
+ * as given, not through its column's encoder: times as ISO strings, JSON as its text.
+ */
+const slot = (name: string) => sql`${sql.placeholder(name)}`;
+const storeConfirmationsOf = oncePerDb((db) =>
+  db
+    .update(payments)
+    .set({ confirmations: slot('confirmations'), lastUpdate: slot('now') })
+    .where(eq(payments.uuid, sql.placeholder('uuid')))
+    .prepare('gateway_store_confirmations'),
+);
+
+/** The confirmations a reading shows, stored for /logs. */
+export async function storeConfirmations(db: Db, uuid: string, confirmations: number): Promise<void> {
+  await storeConfirmationsOf(db).execute({ uuid, confirmations, now: new Date().toISOString() });
+}
+
+const toProcessing = sql`CASE WHEN ${payments.result} = 'pending' THEN 'processing' ELSE ${payments.result} END`;
+const recordFinalityOf = oncePerDb((db) => ({
+  shown: db
+    .update(payments)
+    .set({ confirmations: slot('confirmations'), result: toProcessing, lastUpdate: slot('now') })
+    .where(eq(payments.uuid, sql.placeholder('uuid')))
+    .prepare('gateway_record_finality'),
+  kept: db
+    .update(payments)
+    .set({ result: toProcessing, lastUpdate: slot('now') })
+    .where(eq(payments.uuid, sql.placeholder('uuid')))
+    .prepare('gateway_record_finality_kept'),
+}));
+
 /**
  * A reading that found the deposit final, in one write: the confirmations it shows (unless undefined) and
  * the result moved from pending to processing (any other result stays).
  */
 export async function recordFinality(db: Db, uuid: string, confirmations: number | undefined): Promise<void> {
-  await db
-    .update(payments)
-    .set({
-      ...(confirmations !== undefined ? { confirmations } : {}),
-      result: sql`CASE WHEN ${payments.result} = 'pending' THEN 'processing' ELSE ${payments.result} END`,
-      lastUpdate: new Date(),
-    })
-    .where(eq(payments.uuid, uuid));
+  const statements = recordFinalityOf(db);
+  if (confirmations === undefined) await statements.kept.execute({ uuid, now: new Date().toISOString() });
+  else await statements.shown.execute({ uuid, confirmations, now: new Date().toISOString() });
 }
 
 /** Moves the result only from one of `from`; returns whether it moved (guards against going backwards). */
@@ -150,16 +184,21 @@ export async function storeForwardOnce(db: Db, uuid: string, raw: string, txidOu
       .where(and(eq(payments.uuid, uuid), isNull(payments.forwardRaw)))
       .returning({ uuid: payments.uuid });
     if (stored.length === 0) return false;
+    let recorded: unknown[];
     try {
-      await tx
+      recorded = await tx
         .insert(forwardTxs)
         .values({ txid: txidOut, paymentUuid: uuid, network: src.network, source: src.source, nonce: src.nonce === undefined ? null : BigInt(src.nonce) })
-        .onConflictDoNothing({ target: forwardTxs.txid });
+        .onConflictDoNothing({ target: forwardTxs.txid })
+        .returning({ txid: forwardTxs.txid });
     } catch (e) {
       // Nothing of this plan is stored (the transaction rolls back); the caller prepares again above it.
       if ((e as { cause?: { constraint?: string } }).cause?.constraint === 'forward_txs_live_nonce_uq') throw new NonceTakenError(src);
       throw e;
     }
+    if (recorded.length > 0) return true;
+    // The txid was on record already: this payment's own (a plan stored again after a discard), or, written
+    // since the check above, another's.
     const [holder] = await tx.select({ uuid: forwardTxs.paymentUuid }).from(forwardTxs).where(eq(forwardTxs.txid, txidOut));
     if (holder.uuid !== uuid) throw new ForwardCollisionError(txidOut, holder.uuid);
     return true;
@@ -171,21 +210,45 @@ export async function restoreForwardPlan(db: Db, uuid: string, txidOut: string, 
   await db.update(payments).set({ forwardRaw: raw, lastUpdate: new Date() }).where(and(eq(payments.uuid, uuid), eq(payments.txidOut, txidOut)));
 }
 
-/** The lowest nonce a new forward from this source may take: one past every forward of it still on record. */
-export async function nonceFloor(db: Db, network: string, source: string): Promise<number> {
-  const [row] = await db
+const nonceFloorOf = oncePerDb((db) =>
+  db
     .select({ top: max(forwardTxs.nonce) })
     .from(forwardTxs)
-    .where(and(eq(forwardTxs.network, network), eq(forwardTxs.source, source), isNull(forwardTxs.discardedAt), isNotNull(forwardTxs.nonce)));
+    .where(
+      and(
+        eq(forwardTxs.network, sql.placeholder('network')),
+        eq(forwardTxs.source, sql.placeholder('source')),
+        isNull(forwardTxs.discardedAt),
+        isNotNull(forwardTxs.nonce),
+      ),
+    )
+    .prepare('gateway_nonce_floor'),
+);
+
+/** The lowest nonce a new forward from this source may take: one past every forward of it still on record. */
+export async function nonceFloor(db: Db, network: string, source: string): Promise<number> {
+  const [row] = await nonceFloorOf(db).execute({ network, source });
   return row?.top === null || row?.top === undefined ? 0 : Number(row.top) + 1;
 }
 
-/** Our other signed transactions at the same source and nonce: the only rivals that can make a plan moot. */
-export async function rivalForwards(db: Db, network: string, source: string, nonce: number, txid: string): Promise<string[]> {
-  const rows = await db
+const rivalForwardsOf = oncePerDb((db) =>
+  db
     .select({ txid: forwardTxs.txid })
     .from(forwardTxs)
-    .where(and(eq(forwardTxs.network, network), eq(forwardTxs.source, source), eq(forwardTxs.nonce, BigInt(nonce)), ne(forwardTxs.txid, txid)));
+    .where(
+      and(
+        eq(forwardTxs.network, sql.placeholder('network')),
+        eq(forwardTxs.source, sql.placeholder('source')),
+        eq(forwardTxs.nonce, sql.placeholder('nonce')),
+        ne(forwardTxs.txid, sql.placeholder('txid')),
+      ),
+    )
+    .prepare('gateway_rival_forwards'),
+);
+
+/** Our other signed transactions at the same source and nonce: the only rivals that can make a plan moot. */
+export async function rivalForwards(db: Db, network: string, source: string, nonce: number, txid: string): Promise<string[]> {
+  const rows = await rivalForwardsOf(db).execute({ network, source, nonce: String(nonce), txid });
   return rows.map((r) => r.txid);
 }
 
@@ -206,24 +269,36 @@ export async function discardForwardIf(db: Db, uuid: string, txidOut: string): P
   });
 }
 
+const storeSnapshotOf = oncePerDb((db) =>
+  db
+    .update(payments)
+    .set({
+      snapshot: slot('snapshot'),
+      price: slot('price'),
+      forwardedBase: slot('forwardedBase'),
+      feeBase: slot('feeBase'),
+      result: 'sent',
+      lastUpdate: slot('now'),
+    })
+    .where(and(eq(payments.uuid, sql.placeholder('uuid')), isNull(payments.snapshot)))
+    .returning({ uuid: payments.uuid })
+    .prepare('gateway_store_snapshot'),
+);
+
 /** Stores the confirmed snapshot once; the first one written is the one every delivery sends. */
 export async function storeSnapshotOnce(
   db: Db,
   uuid: string,
   set: { snapshot: unknown; price: string | null; forwardedBase: bigint; feeBase: bigint },
 ): Promise<boolean> {
-  const stored = await db
-    .update(payments)
-    .set({
-      snapshot: set.snapshot,
-      price: set.price,
-      forwardedBase: set.forwardedBase.toString(),
-      feeBase: set.feeBase.toString(),
-      result: 'sent',
-      lastUpdate: new Date(),
-    })
-    .where(and(eq(payments.uuid, uuid), isNull(payments.snapshot)))
-    .returning({ uuid: payments.uuid });
+  const stored = await storeSnapshotOf(db).execute({
+    uuid,
+    snapshot: JSON.stringify(set.snapshot),
+    price: set.price,
+    forwardedBase: set.forwardedBase.toString(),
+    feeBase: set.feeBase.toString(),
+    now: new Date().toISOString(),
+  });
   return stored.length > 0;
 }
 
@@ -233,7 +308,11 @@ export async function storeSnapshotOnce(
  * and PostgreSQL sums them exactly (numeric), so a forward's fee tier costs the same at any merchant volume.
  */
 export async function forwardedValueOfHost(db: Db, host: string, since: Date): Promise<Array<{ ticker: string; valueTimesPrice: string }>> {
-  return db
+  return forwardedValueOf(db).execute({ host: host.toLowerCase(), since: since.toISOString() });
+}
+
+const forwardedValueOf = oncePerDb((db) =>
+  db
     // A price that is not a plain decimal counts as none (the callbacks omit it too: isValidPrice).
     .select({
       ticker: payments.ticker,
@@ -244,10 +323,11 @@ export async function forwardedValueOfHost(db: Db, host: string, since: Date): P
     .where(
       and(
         inArray(payments.result, ['sent', 'done']),
-        gte(payments.createdAt, since),
+        gte(payments.createdAt, sql.placeholder('since')),
         isNotNull(payments.price),
-        sql`${callbackHostSql(paymentConfigs.callbackUrl)} = ${host.toLowerCase()}`,
+        sql`${callbackHostSql(paymentConfigs.callbackUrl)} = ${sql.placeholder('host')}`,
       ),
     )
-    .groupBy(payments.ticker);
-}
+    .groupBy(payments.ticker)
+    .prepare('gateway_forwarded_value_of_host'),
+);
