@@ -13,8 +13,35 @@ const BASE_FEE_MULTIPLIER: Record<Priority, bigint> = { slow: 2n, default: 2n, f
 /** When recent blocks carry no tips (quiet or local chains), still pay something. */
 const MIN_TIP = 1_000_000n; // 0.001 gwei
 
-/** EIP-1559 fees for a priority from eth_feeHistory: tip = reward percentile, max = k·baseFee + tip. */
-export async function eip1559Fees(provider: JsonRpcProvider, priority: Priority): Promise<Eip1559Fees> {
+/**
+ * How long one fee reading serves a provider's callers. Every deposit asks twice (its evaluation, then its
+ * forward), so a burst asked the node once per deposit per step; the reading is at most this old, well
+ * inside the base fee headroom above (a base fee grows at most 12.5% a block).
+ */
+export const FEE_READING_MS = 1_000;
+
+const readings = new WeakMap<JsonRpcProvider, Map<Priority, { at: number; fees: Promise<Eip1559Fees> }>>();
+
+/**
+ * EIP-1559 fees for a priority from eth_feeHistory: tip = reward percentile, max = k·baseFee + tip. Callers
+ * within FEE_READING_MS of a reading share it (also while it is under way); a reading that failed is not kept.
+ */
+export function eip1559Fees(provider: JsonRpcProvider, priority: Priority): Promise<Eip1559Fees> {
+  let byPriority = readings.get(provider);
+  if (!byPriority) readings.set(provider, (byPriority = new Map()));
+  const kept = byPriority.get(priority);
+  const now = Date.now();
+  if (kept && now - kept.at < FEE_READING_MS) return kept.fees;
+  const fees = readFees(provider, priority);
+  const entry = { at: now, fees };
+  byPriority.set(priority, entry);
+  fees.catch(() => {
+    if (byPriority.get(priority) === entry) byPriority.delete(priority);
+  });
+  return fees;
+}
+
+async function readFees(provider: JsonRpcProvider, priority: Priority): Promise<Eip1559Fees> {
   const history = (await provider.send('eth_feeHistory', ['0xa', 'pending', [PERCENTILE[priority]]])) as {
     baseFeePerGas: string[];
     reward?: string[][];
