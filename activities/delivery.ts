@@ -5,7 +5,7 @@ import type { Signer } from '../src/callbacks/signer';
 import type { CallbackEvent, CallbackSnapshot } from '../src/callbacks/types';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/client';
-import { oncePerDb } from '../src/db/prepared';
+import { oncePerDb, slot } from '../src/db/prepared';
 import { deliveryAttempts, paymentConfigs, payments } from '../src/db/schema';
 import { deliveryAttempts as deliveryAttemptsMetric } from '../src/observability/metrics';
 import { withHeartbeat } from './forward-support';
@@ -61,7 +61,7 @@ const statementsOf = oncePerDb((db: Db) => ({
     .prepare('gateway_attempt_target'),
   done: db
     .update(payments)
-    .set({ result: 'done', lastUpdate: sql`${sql.placeholder('now')}` })
+    .set({ result: 'done', lastUpdate: slot('now') })
     .where(eq(payments.uuid, sql.placeholder('uuid')))
     .prepare('gateway_mark_done'),
 }));

@@ -222,12 +222,7 @@ export function createDepositActivities(deps: DepositDeps) {
     // the cost of a read and the node's round trips on the worker's one thread. A stored forward sent again
     // is read: it may be mined already.
     if (signedNow) return { ...sent, fate: { status: 'pending', txidOut: sent.txidOut, note: 'broadcast now' } };
-    return { ...sent, ...(await firstReading(uuid)) };
-  }
-
-  /** One reading of the forward's fate, with the confirmed snapshot; nothing when the reading failed. */
-  async function firstReading(uuid: string): Promise<{ fate?: ForwardFate; snapshot?: CallbackSnapshot }> {
-    return (await readFate(uuid)) ?? {};
+    return { ...sent, ...(await readFate(uuid)) };
   }
 
   /**

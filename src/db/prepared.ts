@@ -1,4 +1,4 @@
-import type { SQL } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Db } from './client';
 
@@ -33,6 +33,12 @@ export function preparedStatement(name: string, query: SQL): (db: Db, values: Re
   const prepared = oncePerDb((db) => db._.session.prepareQuery(compiled, undefined, name, false) as Prepared);
   return (db, values) => prepared(db).execute(values);
 }
+
+/**
+ * A placeholder where drizzle's types take only SQL (an update's `set`). Its value goes to the driver as
+ * given, not through the column's encoder: a time as an ISO string, JSON as its text.
+ */
+export const slot = (name: string): SQL => sql`${sql.placeholder(name)}`;
 
 /** Rows of a raw query, from node-postgres and PGlite alike. */
 export function rowsOf<T>(result: unknown): T[] {

@@ -1,6 +1,6 @@
 import { and, eq, gte, inArray, isNotNull, isNull, max, ne, sql } from 'drizzle-orm';
 import type { Db } from '../client';
-import { oncePerDb } from '../prepared';
+import { oncePerDb, slot } from '../prepared';
 import { callbackHostSql, forwardTxs, paymentConfigs, payments } from '../schema';
 import type { PaymentResult } from '../../domain/lifecycle';
 
@@ -94,10 +94,9 @@ export async function updatePayment(db: Db, uuid: string, set: Partial<typeof pa
 
 /*
  * The statements every deposit runs, prepared once per database handle (src/db/prepared.ts): drizzle builds
- * their text once, and PostgreSQL parses each once per connection. A placeholder's value goes to the driver
- * as given, not through its column's encoder: times as ISO strings, JSON as its text.
+ * their text once, and PostgreSQL parses each once per connection. Their values go to the driver as given
+ * (`slot`): times as ISO strings, JSON as its text.
  */
-const slot = (name: string) => sql`${sql.placeholder(name)}`;
 const storeConfirmationsOf = oncePerDb((db) =>
   db
     .update(payments)
@@ -111,28 +110,25 @@ export async function storeConfirmations(db: Db, uuid: string, confirmations: nu
   await storeConfirmationsOf(db).execute({ uuid, confirmations, now: new Date().toISOString() });
 }
 
-const toProcessing = sql`CASE WHEN ${payments.result} = 'pending' THEN 'processing' ELSE ${payments.result} END`;
-const recordFinalityOf = oncePerDb((db) => ({
-  shown: db
+const recordFinalityOf = oncePerDb((db) =>
+  db
     .update(payments)
-    .set({ confirmations: slot('confirmations'), result: toProcessing, lastUpdate: slot('now') })
+    .set({
+      // A null reading keeps the stored count.
+      confirmations: sql`coalesce(${sql.placeholder('confirmations')}::integer, ${payments.confirmations})`,
+      result: sql`CASE WHEN ${payments.result} = 'pending' THEN 'processing' ELSE ${payments.result} END`,
+      lastUpdate: slot('now'),
+    })
     .where(eq(payments.uuid, sql.placeholder('uuid')))
     .prepare('gateway_record_finality'),
-  kept: db
-    .update(payments)
-    .set({ result: toProcessing, lastUpdate: slot('now') })
-    .where(eq(payments.uuid, sql.placeholder('uuid')))
-    .prepare('gateway_record_finality_kept'),
-}));
+);
 
 /**
  * A reading that found the deposit final, in one write: the confirmations it shows (unless undefined) and
  * the result moved from pending to processing (any other result stays).
  */
 export async function recordFinality(db: Db, uuid: string, confirmations: number | undefined): Promise<void> {
-  const statements = recordFinalityOf(db);
-  if (confirmations === undefined) await statements.kept.execute({ uuid, now: new Date().toISOString() });
-  else await statements.shown.execute({ uuid, confirmations, now: new Date().toISOString() });
+  await recordFinalityOf(db).execute({ uuid, confirmations: confirmations ?? null, now: new Date().toISOString() });
 }
 
 /** Moves the result only from one of `from`; returns whether it moved (guards against going backwards). */
@@ -302,15 +298,6 @@ export async function storeSnapshotOnce(
   return stored.length > 0;
 }
 
-/**
- * Per ticker, the sum of value_base × price of the callback host's payments forwarded (sent or done) since
- * `since`: the host's configurations come from their expression index, their payments from the config index,
- * and PostgreSQL sums them exactly (numeric), so a forward's fee tier costs the same at any merchant volume.
- */
-export async function forwardedValueOfHost(db: Db, host: string, since: Date): Promise<Array<{ ticker: string; valueTimesPrice: string }>> {
-  return forwardedValueOf(db).execute({ host: host.toLowerCase(), since: since.toISOString() });
-}
-
 const forwardedValueOf = oncePerDb((db) =>
   db
     // A price that is not a plain decimal counts as none (the callbacks omit it too: isValidPrice).
@@ -331,3 +318,12 @@ const forwardedValueOf = oncePerDb((db) =>
     .groupBy(payments.ticker)
     .prepare('gateway_forwarded_value_of_host'),
 );
+
+/**
+ * Per ticker, the sum of value_base × price of the callback host's payments forwarded (sent or done) since
+ * `since`: the host's configurations come from their expression index, their payments from the config index,
+ * and PostgreSQL sums them exactly (numeric), so a forward's fee tier costs the same at any merchant volume.
+ */
+export async function forwardedValueOfHost(db: Db, host: string, since: Date): Promise<Array<{ ticker: string; valueTimesPrice: string }>> {
+  return forwardedValueOf(db).execute({ host: host.toLowerCase(), since: since.toISOString() });
+}
