@@ -64,7 +64,8 @@ export function createMinimumActivities(deps: MinimumDeps) {
     let estimate;
     try {
       const adapter = await deps.adapter(a.network);
-      estimate = await adapter.estimateForwardCost(a.ticker, 'default');
+      // Read now: a fee reading shared from before the refresh could predate the block that changed the fee.
+      estimate = await adapter.estimateForwardCost(a.ticker, 'default', { fresh: true });
     } catch (e) {
       if (e instanceof Unavailable) throw e;
       logger.warn({ ticker: a.ticker, err: e instanceof Error ? e.name : 'error' }, 'minimum refresh: no fee estimate');

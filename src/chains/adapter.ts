@@ -169,7 +169,11 @@ export interface ChainAdapter {
    */
   scan(cursor: Cursor | null, maxBlocks?: number): Promise<ScanBatch>;
   confirmations(deposit: ObservedDeposit): Promise<Confirmations>;
-  estimateForwardCost(ticker: string, priority: Priority): Promise<ForwardCostEstimate>;
+  /**
+   * `fresh`: from a reading of the node made now, not one shared with other callers for a moment (the EVM
+   * fee reading, FEE_READING_MS): the published minimum reads the network as it is at its refresh.
+   */
+  estimateForwardCost(ticker: string, priority: Priority, opts?: { fresh?: boolean }): Promise<ForwardCostEstimate>;
   /** Builds and signs; broadcasts nothing. The caller stores the plan, then calls broadcast(plan). */
   prepareForward(req: ForwardRequest): Promise<ForwardPlan>;
   /**

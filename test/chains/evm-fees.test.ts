@@ -39,6 +39,21 @@ describe('eip1559Fees', () => {
     p.destroy();
   });
 
+  it('a fresh reading is made now, whatever is kept, and serves the callers after it', async () => {
+    const { provider: p, feeHistoryCalls } = provider();
+    const first = await eip1559Fees(p, 'default');
+    // The next block's base fee changes after the first reading (the published minimum must follow it).
+    await p.send('anvil_setNextBlockBaseFeePerGas', [`0x${(2000n * 10n ** 9n).toString(16)}`]);
+    await p.send('evm_mine', []);
+    const fresh = await eip1559Fees(p, 'default', { fresh: true });
+    expect(feeHistoryCalls()).toBe(2);
+    expect(fresh.maxFeePerGas).toBeGreaterThan(1000n * 10n ** 9n);
+    expect(first.maxFeePerGas).toBeLessThan(1000n * 10n ** 9n);
+    expect(await eip1559Fees(p, 'default')).toBe(fresh);
+    expect(feeHistoryCalls()).toBe(2);
+    p.destroy();
+  });
+
   it('a reading that failed is not kept: the next caller asks the node again', async () => {
     const { provider: p, feeHistoryCalls } = provider();
     jest.spyOn(p, 'send').mockImplementationOnce(async () => {

@@ -167,8 +167,8 @@ export class EvmAdapter implements ChainAdapter {
     return { status: 'confirmed', confirmations: Math.max(0, headNumber - r.blockNumber + 1), block: { number: BigInt(r.blockNumber), hash: r.blockHash } };
   }
 
-  async estimateForwardCost(ticker: string, priority: Priority): Promise<ForwardCostEstimate> {
-    const fees = await this.call(() => eip1559Fees(this.provider, priority));
+  async estimateForwardCost(ticker: string, priority: Priority, opts: { fresh?: boolean } = {}): Promise<ForwardCostEstimate> {
+    const fees = await this.call(() => eip1559Fees(this.provider, priority, opts));
     if (this.asset(ticker).type === 'native') return { networkFee: ETH_TRANSFER_GAS * fees.maxFeePerGas, sponsorCost: 0n };
     return { networkFee: 0n, sponsorCost: (TOKEN_TRANSFER_GAS_FALLBACK + ETH_TRANSFER_GAS) * fees.maxFeePerGas };
   }

@@ -25,13 +25,15 @@ const readings = new WeakMap<JsonRpcProvider, Map<Priority, { at: number; fees: 
 /**
  * EIP-1559 fees for a priority from eth_feeHistory: tip = reward percentile, max = k·baseFee + tip. Callers
  * within FEE_READING_MS of a reading share it (also while it is under way); a reading that failed is not kept.
+ * `fresh`: a reading made now, whatever is kept (the published minimum follows the block that changed the
+ * fee, not a reading from before it); later callers share it.
  */
-export function eip1559Fees(provider: JsonRpcProvider, priority: Priority): Promise<Eip1559Fees> {
+export function eip1559Fees(provider: JsonRpcProvider, priority: Priority, opts: { fresh?: boolean } = {}): Promise<Eip1559Fees> {
   let byPriority = readings.get(provider);
   if (!byPriority) readings.set(provider, (byPriority = new Map()));
   const kept = byPriority.get(priority);
   const now = Date.now();
-  if (kept && now - kept.at < FEE_READING_MS) return kept.fees;
+  if (kept && !opts.fresh && now - kept.at < FEE_READING_MS) return kept.fees;
   const fees = readFees(provider, priority);
   const entry = { at: now, fees };
   byPriority.set(priority, entry);
