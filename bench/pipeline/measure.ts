@@ -1,5 +1,6 @@
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
+import { temporal } from '@temporalio/proto';
 import { Pool } from 'pg';
 import type { DevnetState } from '../../src/chains/devnet';
 import { jsonRpc } from '../../src/chains/devnet/process';
@@ -7,6 +8,8 @@ import { BitcoinRpc } from '../../src/chains/utxo/rpc';
 import { ASSETS } from '../../src/domain/assets';
 import type { Observer } from './observer';
 import type { Arrival } from './receiver';
+
+const TimeoutType = temporal.api.enums.v1.TimeoutType;
 
 /** A deposit the bench paid: where to, and how many confirmations its configuration asked for. */
 export interface PaidDeposit {
@@ -55,6 +58,13 @@ export interface WorkflowTrace {
   forwardCompletedAt?: number;
   /** Every event of every run: ms since the first run's start, its kind, and the activity/marker/signal it names. */
   timeline?: string[];
+  /**
+   * Workflow tasks that timed out, by kind: `sticky`, a task left on the sticky queue of the worker that
+   * holds the run until stickyQueueScheduleToStartTimeout (that worker had no free task slot), then
+   * scheduled again for any worker; `started`, a task a worker took but did not complete within the task
+   * timeout (10 s), run again. Each one delays its deposit, and a task another worker takes replays the run.
+   */
+  taskTimeouts?: { sticky: number; started: number };
 }
 
 /** Limits how many lookups run at once: the nodes and the machine are shared with the gateway itself. */
@@ -213,6 +223,11 @@ function traceOf(events: HistoryEvent[], t: WorkflowTrace): void {
     const timeout = e.workflowTaskTimedOutEventAttributes?.timeoutType;
     const detail = scheduledOn ? ` queue=${scheduledOn}` : takenBy ? ` by=${takenBy}` : timeout ? ` type=${timeout}` : '';
     t.timeline.push(`+${at !== undefined && origin !== undefined ? at - origin : '?'} ${described}${detail}`);
+    if (timeout) {
+      t.taskTimeouts ??= { sticky: 0, started: 0 };
+      if (timeout === TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START) t.taskTimeouts.sticky++;
+      else if (timeout === TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE) t.taskTimeouts.started++;
+    }
     if (e.workflowTaskStartedEventAttributes) taskStartedAt = at;
     // A local forward (patch fused-forward-steps): it ran in the workflow task its marker closes, after that
     // task's finality reading; the task's start stands for "scheduled", its completion for "completed".

@@ -7,6 +7,8 @@ import type { DepositTimes } from './measure';
  *                what the chain alone makes anyone wait; ratio = a / b per deposit
  *   (c) history  events per deposit workflow summed over its runs, and its runs
  *   (d) overhead (finality seen → callback) − (broadcast → forward's block seen): the gateway's own time
+ *   (e) deposits whose workflow had a task time out, and the timeouts: on a busy worker's sticky queue
+ *       (no free task slot for 3 s), or taken and not completed within 10 s; each delays its deposit
  */
 export interface Stats {
   n: number;
@@ -30,6 +32,8 @@ export interface AssetSummary {
   events: Stats | null;
   runs: Stats | null;
   overheadS: Stats | null;
+  /** (e) Deposits with a workflow task that timed out, and the timeouts by kind (WorkflowTrace.taskTimeouts). */
+  taskTimeouts: { deposits: number; sticky: number; started: number };
   /** Payments by stored result (done, sent, processing, pending, failed, or "unseen"). */
   results: Record<string, number>;
 }
@@ -65,6 +69,11 @@ export function summarise(ticker: string, rows: DepositTimes[]): AssetSummary {
     events: stats(mine.filter((r) => def(r.events)).map((r) => r.events!)),
     runs: stats(mine.filter((r) => def(r.runs)).map((r) => r.runs!)),
     overheadS: stats(sec(complete.map((r) => r.callbackAt! - r.finalAt! - Math.max(0, r.forwardAt! - r.broadcastAt!)))),
+    taskTimeouts: {
+      deposits: mine.filter((r) => r.trace?.taskTimeouts).length,
+      sticky: mine.reduce((n, r) => n + (r.trace?.taskTimeouts?.sticky ?? 0), 0),
+      started: mine.reduce((n, r) => n + (r.trace?.taskTimeouts?.started ?? 0), 0),
+    },
     results,
   };
 }
@@ -73,7 +82,7 @@ const f = (x: number | undefined | null, digits = 1) => (x === undefined || x ==
 const tri = (s: Stats | null, digits = 1) => (s ? `${f(s.p50, digits)}/${f(s.p95, digits)}/${f(s.max, digits)}` : '-');
 
 export function table(summaries: AssetSummary[]): string {
-  const head = ['asset', 'paid', 'cb', '(a) block→cb s p50/p95/max', '(b) bound s p50/p95/max', 'a/b p50', 'a/b max', 'slowest a/b', '(c) events p50/max', 'runs p50/max', '(d) overhead s p50/p95'];
+  const head = ['asset', 'paid', 'cb', '(a) block→cb s p50/p95/max', '(b) bound s p50/p95/max', 'a/b p50', 'a/b max', 'slowest a/b', '(c) events p50/max', 'runs p50/max', '(d) overhead s p50/p95', '(e) task timeouts n (sticky/started)'];
   const lines = summaries.map((s) => [
     s.ticker,
     String(s.paid),
@@ -86,6 +95,7 @@ export function table(summaries: AssetSummary[]): string {
     s.events ? `${s.events.p50}/${s.events.max}` : '-',
     s.runs ? `${s.runs.p50}/${s.runs.max}` : '-',
     s.overheadS ? `${f(s.overheadS.p50)}/${f(s.overheadS.p95)}` : '-',
+    `${s.taskTimeouts.deposits} (${s.taskTimeouts.sticky}/${s.taskTimeouts.started})`,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const fmt = (cols: string[]) => cols.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
