@@ -8,7 +8,8 @@ import type { DepositTimes } from './measure';
  *   (c) history  events per deposit workflow summed over its runs, and its runs
  *   (d) overhead (finality seen → callback) − (broadcast → forward's block seen): the gateway's own time
  *   (e) deposits whose workflow had a task time out, and the timeouts: on a busy worker's sticky queue
- *       (no free task slot for 3 s), or taken and not completed within 10 s; each delays its deposit
+ *       (no free task slot within the sticky wait of src/temporal/worker.ts), or taken and not completed
+ *       within 10 s; each delays its deposit
  */
 export interface Stats {
   n: number;

@@ -11,8 +11,16 @@ export function workflowsEntry(): string {
 /** The bundle made at image build time (scripts/bundle-workflows.ts), if this is a built image. */
 export const PREBUILT_BUNDLE = path.resolve(__dirname, '../../workflow-bundle.js');
 
-/** Workflow task polls a worker keeps open at most: the SDK's 40 workflow task slots, one poll each. */
-export const WORKFLOW_TASK_POLLS = 40;
+/**
+ * Workflow task slots of a worker (SDK default 40), and as many polls at most (SDK default 10). A due
+ * deposit's task holds its slot while its forward waits for the block that includes it (a local
+ * activity, FORWARD_WATCH_MS), so a block that makes many deposits due fills the slots with waiting more
+ * than with work. bench/pipeline.ts, full burst (320 deposits on 2 cores), with the sticky wait below:
+ * slowest eth deposit / chain bound 1.57 and 1.58 with 40 slots, 1.37 and 1.57 with 60. With 80, tasks
+ * were taken and not completed within their 10 s timeout (9 of 250 EVM deposits), and one of them made
+ * the slowest deposit 1.98.
+ */
+export const WORKFLOW_TASK_SLOTS = 60;
 
 /** Builds a worker for the gateway's task queue. */
 export async function createWorker(opts: {
@@ -32,15 +40,22 @@ export async function createWorker(opts: {
     taskQueue: opts.taskQueue,
     ...code,
     activities: opts.activities,
-    // A workflow task waits at most this long on the sticky queue of the worker that holds its run before
-    // any worker may take it (SDK default 10 s). In the full-size burst of bench/pipeline.ts (320 deposits
-    // on 2 cores) 9 tasks sat the whole 10 s there, then were taken from the normal queue within 0.2 s.
-    stickyQueueScheduleToStartTimeout: '3s',
-    // Up to 40 polls for workflow tasks at once (SDK default 10, of which 8 on the sticky queue), as many as
-    // the worker has task slots: a block that makes 15 deposits due signals 15 workflows of one worker at
-    // once, and each task waited for a poll to come back and go out again. bench/pipeline.ts, 40-deposit
-    // burst at 2 s blocks, 3 runs each: signal → task started p50 330/232/285 ms before, 164/108/216 after.
-    workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: WORKFLOW_TASK_POLLS },
+    // A workflow task waits at most this long on the sticky queue of the worker that holds its run, for a
+    // free slot there, before any worker may take it from the normal queue (SDK default 10 s). When both
+    // workers are busy, moving on helps no one: on the normal queue the task waits again, behind the
+    // first tasks of new deposits and with a fifth of the polls, or another worker replays its history.
+    // Full burst, 40 slots: with 3 s, 51 to 88 of 200 eth deposits had a task moved on, and the slowest
+    // eth deposit / chain bound was 1.96 and 2.17 (one waited 3 s on the sticky queue, then 8.5 s on the
+    // normal one); with 30 s none moved, 1.57 and 1.58. The longest wait on a sticky queue was 4 to 6 s.
+    // A worker that dies leaves its sticky tasks waiting this long; its new ones go to the normal queue
+    // once the server has had no poll from it for 10 s.
+    stickyQueueScheduleToStartTimeout: '30s',
+    maxConcurrentWorkflowTaskExecutions: WORKFLOW_TASK_SLOTS,
+    // A poll per slot (SDK default 10, of which 8 on the sticky queue): a block that makes 15 deposits due
+    // signals 15 workflows of one worker at once, and each task waited for a poll to come back and go out
+    // again. bench/pipeline.ts, 40-deposit burst at 2 s blocks, 3 runs each: signal → task started p50
+    // 330/232/285 ms with 10 polls, 164/108/216 with 40.
+    workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: WORKFLOW_TASK_SLOTS },
     ...opts.extra,
   });
   return { worker, connection };
