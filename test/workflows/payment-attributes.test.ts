@@ -92,10 +92,14 @@ describe('paymentLifecycle search attributes', () => {
       // A small history budget: a few hinted readings and the run continues as new, carrying its state.
       const h = await env.client.workflow.start('paymentLifecycle', { taskQueue, workflowId, args: [input, { fallback: '1 hour', recheck: '1 hour', historyBudget: 20 }] });
       const first = env.client.workflow.getHandle(workflowId, h.firstExecutionRunId);
+      const readings = (c: string[]) => c.filter((x) => x === 'confirmations 1').length;
       for (let i = 1; (await first.describe()).status.name === 'RUNNING'; i++) {
         if (i > 12) throw new Error('the first run did not continue as new');
+        // Each hint after the reading before it: a hint that reaches the workflow before that reading
+        // began is news to no reading, and prompts none (a slow first task took it with the start).
+        await until(calls, (c) => readings(c) >= i, `reading ${i}`);
         await h.signal(chainSignal, { kind: 'due', height: String(i) });
-        await until(calls, (c) => c.filter((x) => x === 'confirmations 1').length > i, `reading ${i + 1}`);
+        await until(calls, (c) => readings(c) > i, `reading ${i + 1}`);
       }
       expect((await first.describe()).status.name).toBe('CONTINUED_AS_NEW');
       // Visibility lists the runs by the UUID the first run wrote; the newest run is the one the CLI talks to.
