@@ -14,11 +14,11 @@ export const PREBUILT_BUNDLE = path.resolve(__dirname, '../../workflow-bundle.js
 /**
  * Workflow task slots of a worker (SDK default 40), and as many polls at most (SDK default 10). A due
  * deposit's task holds its slot while its forward waits for the block that includes it (a local
- * activity, FORWARD_WATCH_MS), so a block that makes many deposits due fills the slots with waiting more
- * than with work. bench/pipeline.ts, full burst (320 deposits on 2 cores), with the sticky wait below:
- * slowest eth deposit / chain bound 1.57 and 1.58 with 40 slots, 1.37 and 1.57 with 60. With 80, tasks
- * were taken and not completed within their 10 s timeout (9 of 250 EVM deposits), and one of them made
- * the slowest deposit 1.98.
+ * activity, FORWARD_WATCH_MS), so a block that makes many deposits due fills the slots with waiting as
+ * well as with work. bench/pipeline.ts, full burst (320 deposits on 2 cores), with the sticky wait below
+ * and Temporal's 50 SQL connections (ops/temporal/config.yaml): slowest eth deposit / chain bound 1.56,
+ * 1.58 and 1.56 with 60 slots. With 80, 1.50 in one run; in the other the server lost 2 task starts
+ * (config.yaml says how), each held 10 s, and the slowest was 1.97.
  */
 export const WORKFLOW_TASK_SLOTS = 60;
 
