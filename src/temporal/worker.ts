@@ -44,7 +44,7 @@ export async function createWorker(opts: {
     // free slot there, before any worker may take it from the normal queue (SDK default 10 s). When both
     // workers are busy, moving on helps no one: on the normal queue the task waits again, behind the
     // first tasks of new deposits and with a fifth of the polls, or another worker replays its history.
-    // Full burst, 40 slots: with 3 s, 51 to 88 of 200 eth deposits had a task moved on, and the slowest
+    // Full burst, 40 slots: with 3 s, 51 and 86 of 200 eth deposits had a task moved on, and the slowest
     // eth deposit / chain bound was 1.96 and 2.17 (one waited 3 s on the sticky queue, then 8.5 s on the
     // normal one); with 30 s none moved, 1.57 and 1.58. The longest wait on a sticky queue was 4 to 6 s.
     // A worker that dies leaves its sticky tasks waiting this long; its new ones go to the normal queue
