@@ -2,11 +2,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { workflowsEntry } from '../src/temporal/worker';
+import { WORKFLOW_PRELOAD_MODULES, workflowsEntry } from '../src/temporal/worker';
 
 async function main(): Promise<void> {
   const out = path.resolve(process.argv[2] ?? 'dist/workflow-bundle.js');
-  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsEntry() });
+  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsEntry(), preloadModules: [...WORKFLOW_PRELOAD_MODULES] });
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, code);
   console.log(`workflow bundle: ${out} (${code.length} bytes)`);

@@ -8,6 +8,9 @@ export function workflowsEntry(): string {
   return require.resolve('../../workflows');
 }
 
+/** Modules the workflow bundle runs once per workflow thread, before the sandbox is frozen (workflows/preload.ts). */
+export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [require.resolve('../../workflows/preload')];
+
 /** The bundle made at image build time (scripts/bundle-workflows.ts), if this is a built image. */
 export const PREBUILT_BUNDLE = path.resolve(__dirname, '../../workflow-bundle.js');
 
@@ -39,6 +42,7 @@ export async function createWorker(opts: {
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
     ...code,
+    bundlerOptions: { preloadModules: [...WORKFLOW_PRELOAD_MODULES] },
     activities: opts.activities,
     // A workflow task waits at most this long on the sticky queue of the worker that holds its run, for a
     // free slot there, before any worker may take it from the normal queue (SDK default 10 s). When both

@@ -5,7 +5,7 @@ import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTES } from '../../src/domain/search-attributes';
 import { executableOption, resolveTemporalCli, resolveTemporalTestServer } from '../../src/temporal/binaries';
 import { NO_VERSION_CHECK_ARGS } from '../../src/temporal/devserver';
-import { workflowsEntry } from '../../src/temporal/worker';
+import { WORKFLOW_PRELOAD_MODULES, workflowsEntry } from '../../src/temporal/worker';
 
 let bundled: Promise<WorkflowBundle> | undefined;
 
@@ -15,7 +15,7 @@ let bundled: Promise<WorkflowBundle> | undefined;
  * Worker.create and each Worker.runReplayHistory (about a second each).
  */
 export async function gatewayWorkflows(): Promise<{ workflowBundle: WorkflowBundle }> {
-  bundled ??= bundleWorkflowCode({ workflowsPath: workflowsEntry(), logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } });
+  bundled ??= bundleWorkflowCode({ workflowsPath: workflowsEntry(), preloadModules: [...WORKFLOW_PRELOAD_MODULES], logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } });
   return { workflowBundle: await bundled };
 }
 
