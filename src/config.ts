@@ -82,6 +82,15 @@ const schema = z.object({
   // broadcast (networks with a live head feed), before it leaves that to the watcher's hint. 0: never.
   // At most 6 s: a local activity past 8 s makes the worker heartbeat its workflow task (more history).
   FORWARD_WATCH_MS: millis('FORWARD_WATCH_MS', 0, 6_000).default(4_000),
+  // The worker process's CPU priority (nice). Where the worker shares cores with the Temporal server and
+  // PostgreSQL, a saturated worker must not starve them: the server gives the recording of a workflow task's
+  // start 1 s, and a start recorded later is lost until the task's timeout (ops/temporal/config.yaml).
+  WORKER_NICE: z.coerce
+    .number({ error: 'WORKER_NICE must be an integer between 0 and 19' })
+    .int({ error: 'WORKER_NICE must be an integer between 0 and 19' })
+    .min(0, { error: 'WORKER_NICE must be an integer between 0 and 19' })
+    .max(19, { error: 'WORKER_NICE must be an integer between 0 and 19' })
+    .default(10),
   ADDRESS_POOL_SIZE: z.coerce
     .number({ error: 'ADDRESS_POOL_SIZE must be an integer between 1 and 100000' })
     .int({ error: 'ADDRESS_POOL_SIZE must be an integer between 1 and 100000' })
@@ -144,6 +153,8 @@ export type Config = {
   watchFeedIntervalMs: number;
   /** How long a forward just broadcast is watched for by its activity at each new head (0: not). */
   forwardWatchMs: number;
+  /** CPU priority (nice) the worker process takes at start; 0 leaves it. */
+  workerNice: number;
   /** Free pre-derived Solana deposit addresses the worker keeps for the API (no public derivation there). */
   addressPoolSize: number;
   /** npm start runs local chains (anvil, surfnet, litecoind); default: when no {NETWORK}_RPC_URL is set. */
@@ -227,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     watchIntervalMs: c.WATCH_INTERVAL_MS,
     watchFeedIntervalMs: c.WATCH_FEED_INTERVAL_MS,
     forwardWatchMs: c.FORWARD_WATCH_MS,
+    workerNice: c.WORKER_NICE,
     addressPoolSize: c.ADDRESS_POOL_SIZE,
     devnet: c.DEVNET,
     minimumRefreshMs: c.MINIMUM_REFRESH_MS,

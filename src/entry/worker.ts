@@ -1,17 +1,20 @@
 // Worker-only process (compose service gateway-worker): Temporal worker and per-network watchers.
 // Several may run at once on the same task queue: deposit workflows are unique by ID and forwards
 // are serialised by a PostgreSQL advisory lock.
+import { lowerPriority } from '../runtime/priority';
 import { buildServices } from '../runtime/services';
 import { startWorkerRuntime } from '../runtime/worker';
 import { installQuietRuntime } from '../temporal/worker';
 import { runProcess } from './common';
 
 runProcess('worker', (cfg, database) => buildServices(cfg, database), async (services, stops) => {
+  // Before the SDK's threads start, so that they take it too.
+  lowerPriority(services.cfg.workerNice);
   installQuietRuntime(services.cfg);
   const worker = await startWorkerRuntime(services, {
     address: services.cfg.temporalAddress!,
     depositPollInterval: process.env.DEPOSIT_POLL_INTERVAL || undefined,
   });
   stops.push(() => worker.stop());
-  return { networks: Object.keys(services.chains), taskQueue: services.cfg.taskQueue };
+  return { networks: Object.keys(services.chains), taskQueue: services.cfg.taskQueue, nice: services.cfg.workerNice };
 });

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { JsonRpcProvider, Network, Wallet } from 'ethers';
 import { eq } from 'drizzle-orm';
@@ -37,6 +38,14 @@ function spawnEntry(entry: 'api' | 'worker', extra: Record<string, string>): Chi
   child.stderr!.on('data', (d) => (out += d));
   children.push(child);
   return Object.assign(child, { out: () => out });
+}
+
+/** The nice value of each thread of a process (/proc/PID/task/TID/stat, field 19). */
+function threadNices(pid: number): number[] {
+  return fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
+    const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
 }
 
 async function scrape(port: number): Promise<Map<string, number>> {
@@ -85,6 +94,10 @@ describe('separate API and worker processes', () => {
     const workers = workerMetrics.map((p) => spawnEntry('worker', { METRICS_PORT: String(p) }));
     await waitFor(() => api.out().includes('API ready'), 60_000, 'API process ready');
     for (const w of workers) await waitFor(() => w.out().includes('worker ready'), 90_000, 'worker process ready');
+    // A worker process and every thread of it (workflow threads, the SDK's core) run at WORKER_NICE (10); the API
+    // keeps the priority it was started with (this test's).
+    for (const w of workers) expect(new Set(threadNices(w.pid!))).toEqual(new Set([Math.max(10, os.getPriority())]));
+    expect(new Set(threadNices(api.pid!))).toEqual(new Set([os.getPriority()]));
 
     const base = `http://127.0.0.1:${apiPort}/api`;
     const health = await fetch(`${base}/health?probe=1`, { headers: { 'X-Request-Id': 'probe-req-1' } });

@@ -36,6 +36,12 @@ describe('config', () => {
     expect(loadConfig({ WATCH_FEED_INTERVAL_MS: '1000' }).watchFeedIntervalMs).toBe(1000);
   });
 
+  it('lowers a worker process to nice 10 by default; WORKER_NICE=0 leaves it', () => {
+    expect(loadConfig({}).workerNice).toBe(10);
+    expect(loadConfig({ WORKER_NICE: '0' }).workerNice).toBe(0);
+    expect(loadConfig({ WORKER_NICE: '19' }).workerNice).toBe(19);
+  });
+
   it.each([
     [{ PORT: 'abc' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -48,6 +54,9 @@ describe('config', () => {
     [{ FORWARD_WATCH_MS: '9000' }, 'FORWARD_WATCH_MS'],
     [{ FORWARD_WATCH_MS: '-1' }, 'FORWARD_WATCH_MS'],
     [{ WATCH_FEED_INTERVAL_MS: '50' }, 'WATCH_FEED_INTERVAL_MS'],
+    [{ WORKER_NICE: '20' }, 'WORKER_NICE'],
+    [{ WORKER_NICE: '-5' }, 'WORKER_NICE'],
+    [{ WORKER_NICE: 'low' }, 'WORKER_NICE'],
   ])('rejects %j with one line naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(new RegExp(`^invalid configuration: ${variable}`));
     try {
