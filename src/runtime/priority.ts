@@ -5,7 +5,7 @@ import os from 'node:os';
  * Lowers this process's CPU priority to `nice` (1 to 19; 0 leaves it): every thread it has now and, as a new
  * thread takes the value of the thread that starts it, every thread it starts later (the Temporal SDK's
  * workflow threads and core runtime, the libuv pool). Linux keeps the value per thread (/proc/self/task);
- * elsewhere the process's own is set. A thread already at or below that priority is left as it is.
+ * elsewhere the process's own is set. A thread already at that nice value or above is left as it is.
  */
 export function lowerPriority(nice: number): void {
   if (nice <= 0) return;

@@ -35,14 +35,16 @@ export async function createWorker(opts: {
   extra?: Partial<WorkerOptions>;
 }): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect({ address: opts.address });
-  const code =
-    !opts.workflowsPath && fs.existsSync(PREBUILT_BUNDLE) ? { workflowBundle: { codePath: PREBUILT_BUNDLE } } : { workflowsPath: opts.workflowsPath ?? workflowsEntry() };
+  // The image's bundle was made with the same preload (scripts/bundle-workflows.ts); the SDK warns of bundler
+  // options given beside a bundle.
+  const code = !opts.workflowsPath && fs.existsSync(PREBUILT_BUNDLE)
+    ? { workflowBundle: { codePath: PREBUILT_BUNDLE } }
+    : { workflowsPath: opts.workflowsPath ?? workflowsEntry(), bundlerOptions: { preloadModules: [...WORKFLOW_PRELOAD_MODULES] } };
   const worker = await Worker.create({
     connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
     ...code,
-    bundlerOptions: { preloadModules: [...WORKFLOW_PRELOAD_MODULES] },
     activities: opts.activities,
     // A workflow task waits at most this long on the sticky queue of the worker that holds its run, for a
     // free slot there, before any worker may take it from the normal queue (SDK default 10 s). When both

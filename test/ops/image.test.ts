@@ -61,8 +61,11 @@ it('the built API and worker entry points serve, run workflows from the prebuilt
   await waitFor(() => worker.out().includes('worker ready'), 60_000, 'worker ready');
   expect(await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()).toEqual({ status: 'ok' });
   expect(await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text()).toContain('gateway_http_requests_total');
-  // No webpack at run time: the worker loaded dist/workflow-bundle.js.
+  // No webpack at run time: the worker loaded dist/workflow-bundle.js, made with the sandbox's preload, and
+  // gave the SDK no bundler options beside it (the SDK would warn that it ignores them).
   expect(worker.out()).not.toContain('webpack');
+  expect(worker.out()).not.toContain('bundlerOptions');
+  expect(fs.readFileSync(path.join(dist, 'workflow-bundle.js'), 'utf8')).toContain('Error.stackTraceLimit = 3');
 
   const connection = await Connection.connect({ address: temporal.address });
   try {
