@@ -21,6 +21,11 @@ const millis = (name: string, min: number, max: number) =>
     .transform(Number)
     .refine((n) => n >= min && n <= max, { error: `${name} must be between ${min} and ${max}` });
 
+const integer = (name: string, min: number, max: number) => {
+  const error = `${name} must be an integer between ${min} and ${max}`;
+  return z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+};
+
 /** The Temporal SDK's log levels (its LogLevel), in any case. */
 const SDK_LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 export type SdkLogLevel = (typeof SDK_LOG_LEVELS)[number];
@@ -85,18 +90,8 @@ const schema = z.object({
   // The worker process's CPU priority (nice). Where the worker shares cores with the Temporal server and
   // PostgreSQL, a saturated worker must not starve them: the server gives the recording of a workflow task's
   // start 1 s, and a start recorded later is lost until the task's timeout (ops/temporal/config.yaml).
-  WORKER_NICE: z.coerce
-    .number({ error: 'WORKER_NICE must be an integer between 0 and 19' })
-    .int({ error: 'WORKER_NICE must be an integer between 0 and 19' })
-    .min(0, { error: 'WORKER_NICE must be an integer between 0 and 19' })
-    .max(19, { error: 'WORKER_NICE must be an integer between 0 and 19' })
-    .default(10),
-  ADDRESS_POOL_SIZE: z.coerce
-    .number({ error: 'ADDRESS_POOL_SIZE must be an integer between 1 and 100000' })
-    .int({ error: 'ADDRESS_POOL_SIZE must be an integer between 1 and 100000' })
-    .min(1, { error: 'ADDRESS_POOL_SIZE must be an integer between 1 and 100000' })
-    .max(100_000, { error: 'ADDRESS_POOL_SIZE must be an integer between 1 and 100000' })
-    .default(100),
+  WORKER_NICE: integer('WORKER_NICE', 0, 19).default(10),
+  ADDRESS_POOL_SIZE: integer('ADDRESS_POOL_SIZE', 1, 100_000).default(100),
   DEVNET: envBool('DEVNET').optional(),
   PRICE_SOURCE_URL: z
     .string()
