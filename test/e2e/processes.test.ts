@@ -40,11 +40,16 @@ function spawnEntry(entry: 'api' | 'worker', extra: Record<string, string>): Chi
   return Object.assign(child, { out: () => out });
 }
 
-/** The nice value of each thread of a process (/proc/PID/task/TID/stat, field 19). */
+/** The nice value of each thread of a process (/proc/PID/task/TID/stat, field 19); a thread gone meanwhile is left out. */
 function threadNices(pid: number): number[] {
-  return fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
-    const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  return fs.readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      return [];
+    }
+    return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
   });
 }
 
