@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
-import { WORKFLOW_PRELOAD_MODULES, workflowsEntry } from '../src/temporal/worker';
+import { bundleGatewayWorkflows, workflowsEntry } from '../src/temporal/worker';
 
 const { values: flags } = parseArgs({ options: { replays: { type: 'string', default: '400' }, rounds: { type: 'string', default: '4' } } });
 const REPLAYS = Number(flags.replays);
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const history: unknown = JSON.parse(fs.readFileSync(HISTORY, 'utf8'));
   const bundles = {
-    gateway: await bundleWorkflowCode({ workflowsPath: workflowsEntry(), preloadModules: [...WORKFLOW_PRELOAD_MODULES], logger: quiet }),
+    gateway: await bundleGatewayWorkflows({ quiet: true }),
     'SDK default': await bundleWorkflowCode({ workflowsPath: workflowsEntry(), logger: quiet }),
   };
   const figures: Record<string, number[]> = { gateway: [], 'SDK default': [] };

@@ -1,12 +1,11 @@
 // Builds the workflow bundle at image build time so workers start without webpack at run time.
 import fs from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { WORKFLOW_PRELOAD_MODULES, workflowsEntry } from '../src/temporal/worker';
+import { bundleGatewayWorkflows } from '../src/temporal/worker';
 
 async function main(): Promise<void> {
   const out = path.resolve(process.argv[2] ?? 'dist/workflow-bundle.js');
-  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsEntry(), preloadModules: [...WORKFLOW_PRELOAD_MODULES] });
+  const { code } = await bundleGatewayWorkflows();
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, code);
   console.log(`workflow bundle: ${out} (${code.length} bytes)`);

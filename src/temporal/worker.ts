@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker, type WorkflowBundle, type WorkerOptions } from '@temporalio/worker';
 import type { Config } from '../config';
 
 /** workflows/index as source under tsx/ts-jest, or as compiled JS under dist/. */
@@ -10,6 +10,16 @@ export function workflowsEntry(): string {
 
 /** Modules the workflow bundle runs once per workflow thread, before the sandbox is frozen (workflows/preload.ts). */
 export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [require.resolve('../../workflows/preload')];
+
+/**
+ * The gateway's workflow code bundled ahead of a worker, as createWorker would bundle it (with its preload): for
+ * the image (scripts/bundle-workflows.ts), the tests' workers and replays, and bench/sandbox.ts. `quiet` drops
+ * the bundler's log lines.
+ */
+export function bundleGatewayWorkflows(opts: { quiet?: boolean } = {}): Promise<WorkflowBundle> {
+  const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+  return bundleWorkflowCode({ workflowsPath: workflowsEntry(), preloadModules: [...WORKFLOW_PRELOAD_MODULES], ...(opts.quiet ? { logger: silent } : {}) });
+}
 
 /** The bundle made at image build time (scripts/bundle-workflows.ts), if this is a built image. */
 export const PREBUILT_BUNDLE = path.resolve(__dirname, '../../workflow-bundle.js');

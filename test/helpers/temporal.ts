@@ -1,11 +1,11 @@
 import type { DevServerConfig } from '@temporalio/testing';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporal } from '@temporalio/proto';
-import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
+import type { WorkflowBundle } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTES } from '../../src/domain/search-attributes';
 import { executableOption, resolveTemporalCli, resolveTemporalTestServer } from '../../src/temporal/binaries';
 import { NO_VERSION_CHECK_ARGS } from '../../src/temporal/devserver';
-import { WORKFLOW_PRELOAD_MODULES, workflowsEntry } from '../../src/temporal/worker';
+import { bundleGatewayWorkflows } from '../../src/temporal/worker';
 
 let bundled: Promise<WorkflowBundle> | undefined;
 
@@ -15,7 +15,7 @@ let bundled: Promise<WorkflowBundle> | undefined;
  * Worker.create and each Worker.runReplayHistory (about a second each).
  */
 export async function gatewayWorkflows(): Promise<{ workflowBundle: WorkflowBundle }> {
-  bundled ??= bundleWorkflowCode({ workflowsPath: workflowsEntry(), preloadModules: [...WORKFLOW_PRELOAD_MODULES], logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } });
+  bundled ??= bundleGatewayWorkflows({ quiet: true });
   return { workflowBundle: await bundled };
 }
 
