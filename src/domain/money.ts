@@ -6,9 +6,15 @@ import Decimal from 'decimal.js';
  */
 const D = Decimal.clone({ precision: 200, rounding: Decimal.ROUND_DOWN, toExpNeg: -1000, toExpPos: 1000 });
 
-/** 123456789n, 8 → "1.23456789"; always exactly `decimals` fractional digits. */
+/**
+ * 123456789n, 8 → "1.23456789"; always exactly `decimals` fractional digits. The digits of the integer are
+ * only split at the point, so no arithmetic is needed (decimal.js took a tenth of a create's own work here).
+ */
 export function formatUnits(amount: bigint, decimals: number): string {
-  return new D(amount.toString()).div(new D(10).pow(decimals)).toFixed(decimals);
+  if (!Number.isInteger(decimals) || decimals < 0) throw new RangeError(`not a number of decimals: ${decimals}`);
+  const digits = (amount < 0n ? -amount : amount).toString().padStart(decimals + 1, '0');
+  const whole = digits.slice(0, digits.length - decimals);
+  return `${amount < 0n ? '-' : ''}${whole}${decimals > 0 ? `.${digits.slice(digits.length - decimals)}` : ''}`;
 }
 
 /** "1.5", 8 → 150000000n. More fractional digits than the asset has is an error, never a silent rounding. */

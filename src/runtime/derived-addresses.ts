@@ -43,9 +43,19 @@ export function deriveRun(derive: (index: bigint) => string, start: bigint, coun
   return Array.from({ length: count }, (_, k) => derive(start + BigInt(k)));
 }
 
+/** Sources already named: every create asks for its network's (a hash each time was a create's 3 %). */
+const sources = new Map<string, string>();
+
 /** The derived_addresses source of a network's xpub in one chain mode. */
 export function derivedSource(xpub: string, networkId: string, mode: ChainMode): string {
-  return `${networkId}:${mode}:${createHash('sha256').update(xpub).digest('hex').slice(0, 32)}`;
+  const key = `${networkId}:${mode}:${xpub}`;
+  let source = sources.get(key);
+  if (source === undefined) {
+    // A new seed is a new xpub: the few networks and modes of this process, and rarely more.
+    if (sources.size >= 64) sources.clear();
+    sources.set(key, (source = `${networkId}:${mode}:${createHash('sha256').update(xpub).digest('hex').slice(0, 32)}`));
+  }
+  return source;
 }
 
 /** Addresses derived per chunk on the API's thread; the event loop serves requests between chunks. */

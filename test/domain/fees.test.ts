@@ -62,4 +62,15 @@ describe('fee computation', () => {
     expect(percentOf(999n, '1.00')).toBe(9n);
     expect(convertUnits(1n, 18, 6, '3000')).toBe(1n); // a fraction of a unit rounds up to one
   });
+
+  it('formatUnits prints exactly the asset\'s fractional digits, zeros and sign included', () => {
+    expect(formatUnits(123456789n, 8)).toBe('1.23456789');
+    expect(formatUnits(5n, 8)).toBe('0.00000005');
+    expect(formatUnits(0n, 6)).toBe('0.000000');
+    expect(formatUnits(-1500n, 3)).toBe('-1.500');
+    expect(formatUnits(-5n, 2)).toBe('-0.05');
+    expect(formatUnits(42n, 0)).toBe('42');
+    expect(formatUnits(10n ** 30n, 18)).toBe('1000000000000.000000000000000000');
+    expect(() => formatUnits(1n, -1)).toThrow(RangeError);
+  });
 });
