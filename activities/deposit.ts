@@ -2,77 +2,19 @@ import type { ChainAdapter } from '../src/chains/adapter';
 import type { HeadWatch } from '../src/chains/heads';
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { Db } from '../src/db/client';
-import {
-  insertDeposit,
-  loadConfig,
-  loadPayment,
-  moveResult,
-  recordFinality,
-  storeConfirmations,
-  storeSnapshotOnce,
-  type ConfigRow,
-  type PaymentRow,
-} from '../src/db/queries/payments';
-import { ASSETS, NETWORKS, isSolFamily, type Priority } from '../src/domain/assets';
-import { computeFees, type FeePolicy } from '../src/domain/fees';
-import { dueHeight } from '../src/domain/finality';
+import { loadPayment, moveResult, recordFinality, storeConfirmations, storeSnapshotOnce, type ConfigRow, type PaymentRow } from '../src/db/queries/payments';
+import { isSolFamily } from '../src/domain/assets';
+import type { FeePolicy } from '../src/domain/fees';
 import { formatUnits } from '../src/domain/money';
 import { logger } from '../src/observability/logger';
-import { depositsObserved } from '../src/observability/metrics';
 import type { PriceSource } from '../src/prices/source';
+import type { ConfirmationsReading, DepositInput, DueReading, Evaluation, ForwardSent, PaymentInfo } from './deposit-types';
+import { baseSnapshot, paymentInfo as info } from './deposit-views';
 import { createForwardActivities, type ForwardFate, type ForwardOptions, type LoadedPayment } from './forward';
 import { asset, planFromJson, toDeposit } from './forward-support';
-import { chooseFeeFor, minimumFor, priceOfNativeInAsset } from './pricing';
+import { judgeObserved, recordObserved } from './observed';
 export type { ForwardFate } from './forward';
-
-/** The workflow's input: an observed deposit matched to a configuration, JSON-safe (amounts as strings). */
-export interface DepositInput {
-  configId: string;
-  network: string;
-  ticker: string;
-  txid: string;
-  index: number;
-  recipient: string;
-  amount: string;
-  blockNumber: string;
-  blockHash: string;
-}
-
-export interface PaymentInfo {
-  uuid: string;
-  ticker: string;
-  network: string;
-  notifyPending: boolean;
-  requiredConfirmations: number;
-  callbackHost: string;
-  txidIn: string;
-  result: string;
-  /** Set once the forward is signed and stored: the workflow never asks for a second signature. */
-  txidOut: string | null;
-}
-
-/** One reading of a deposit's confirmations (observedAt: the head height of a reorged reading). */
-export interface ConfirmationsReading {
-  status: 'confirmed' | 'reorged';
-  confirmations: number;
-  observedAt?: string;
-}
-
-/** What the forward activity did: the txid it broadcast (or the node refused), and with `fate` its first reading. */
-export interface ForwardSent {
-  txidOut: string;
-  refused?: string;
-  fate?: ForwardFate;
-  snapshot?: CallbackSnapshot;
-}
-
-/** A confirmations reading, and the forward's first attempt when the reading found the deposit final. */
-export interface DueReading {
-  reading: ConfirmationsReading;
-  forward?: { sent: ForwardSent } | { error: string };
-}
-
-export type Evaluation = { eligible: true; evidence: boolean } | { eligible: false; reason: string };
+export type { ConfirmationsReading, DepositInput, DueReading, Evaluation, ForwardSent, PaymentInfo } from './deposit-types';
 
 export interface DepositDeps {
   db: Db;
@@ -89,41 +31,8 @@ export interface DepositDeps {
 
 export function createDepositActivities(deps: DepositDeps) {
   const { db } = deps;
-
-  function info(payment: PaymentRow, config: ConfigRow): PaymentInfo {
-    const a = asset(payment.ticker);
-    return {
-      uuid: payment.uuid,
-      ticker: payment.ticker,
-      network: payment.network,
-      notifyPending: config.notifyPending,
-      requiredConfirmations: isSolFamily(a) ? 1 : config.notifyConfirmations,
-      callbackHost: new URL(config.callbackUrl).hostname.toLowerCase(),
-      txidIn: payment.txidIn ?? '',
-      result: payment.result,
-      txidOut: payment.txidOut,
-    };
-  }
-
-  function baseSnapshot(payment: PaymentRow, config: ConfigRow): CallbackSnapshot {
-    const a = asset(payment.ticker);
-    const utxo = NETWORKS[a.network].family === 'utxo';
-    return {
-      uuid: payment.uuid,
-      coin: payment.ticker,
-      address_in: config.addressIn,
-      address_out: config.addressOut,
-      txid_in: payment.txidIn ?? '',
-      vout: utxo ? payment.vout : null,
-      txid_out: null,
-      confirmations: payment.confirmations,
-      value_coin: formatUnits(BigInt(payment.valueBase), a.decimals),
-      value_forwarded_coin: formatUnits(0n, a.decimals),
-      fee_percent: '0.00',
-      fee_coin: formatUnits(0n, a.decimals),
-      price: null,
-    };
-  }
+  const record = (input: DepositInput) => recordObserved(db, input);
+  const judge = (payment: PaymentRow, config: ConfigRow): Promise<Evaluation> => judgeObserved(deps, payment, config);
 
   /**
    * The immutable confirmed snapshot (DESIGN 5): price captured once, fee_coin = value − forwarded
@@ -258,58 +167,6 @@ export function createDepositActivities(deps: DepositDeps) {
       const read = await readFate(uuid);
       if ((read && read.fate.status !== 'pending') || last) return read;
     }
-  }
-
-  /** Records the deposit once (the UUID is made here, once): its row and its configuration. */
-  async function record(input: DepositInput): Promise<{ payment: PaymentRow; config: ConfigRow }> {
-    const a = asset(input.ticker);
-    const utxo = NETWORKS[a.network].family === 'utxo';
-    const config = await loadConfig(db, input.configId);
-    const payment = await insertDeposit(db, {
-      configId: input.configId,
-      ticker: input.ticker,
-      network: input.network,
-      depositKey: `deposit:${input.network}:${input.txid}:${input.index}`,
-      txidIn: input.txid,
-      vout: utxo ? input.index : null,
-      blockNumber: BigInt(input.blockNumber),
-      blockHash: input.blockHash,
-      valueBase: BigInt(input.amount),
-      dueHeight: dueHeight(input.network, BigInt(input.blockNumber), config.notifyConfirmations),
-    });
-    depositsObserved.inc({ ticker: input.ticker });
-    return { payment, config };
-  }
-
-  /**
-   * Eligibility when observed (SPEC 3): the configured minimum, then whether the deposit covers the
-   * commission and network costs. A node or price outage is not a verdict: it throws (retried) or
-   * reports evidence=false, and the deposit stays.
-   */
-  async function judge(payment: PaymentRow, config: ConfigRow): Promise<Evaluation> {
-    const a = asset(payment.ticker);
-    const value = BigInt(payment.valueBase);
-    const minimum = await minimumFor(db, config, a);
-    if (minimum !== undefined && value < minimum) {
-      return { eligible: false, reason: `deposit ${formatUnits(value, a.decimals)} is below the minimum ${formatUnits(minimum, a.decimals)}` };
-    }
-    const adapter = await deps.adapter(payment.network);
-    const cost = await adapter.estimateForwardCost(payment.ticker, config.priority as Priority);
-    const feePercent = await chooseFeeFor(deps, config, a);
-    let nativePrice: string | undefined;
-    if (cost.sponsorCost > 0n) nativePrice = await priceOfNativeInAsset(deps.prices, a);
-    const fees = computeFees({
-      value,
-      decimals: a.decimals,
-      feePercent,
-      costs: [
-        { amount: cost.networkFee, sameAsset: true, decimals: a.decimals },
-        ...(cost.sponsorCost > 0n ? [{ amount: cost.sponsorCost, sameAsset: false, decimals: ASSETS[NETWORKS[a.network].nativeTicker].decimals, priceInDeposit: nativePrice }] : []),
-      ],
-    });
-    if (fees.eligible) return { eligible: true, evidence: true };
-    if (cost.sponsorCost > 0n && nativePrice === undefined) return { eligible: true, evidence: false };
-    return { eligible: false, reason: fees.reason };
   }
 
   return {

@@ -1,15 +1,10 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { BroadcastRejectedError, NodeUnavailableError, type ForwardPlan } from '../src/chains/adapter';
 import {
-  ForwardCollisionError,
-  discardForwardIf,
   loadPayment,
   moveResult,
-  nonceFloor,
-  restoreForwardPlan,
-  rivalForwards,
-  storeForwardOnce,
 } from '../src/db/queries/payments';
+import { ForwardCollisionError, discardForwardIf, nonceFloor, restoreForwardPlan, rivalForwards, storeForwardOnce } from '../src/db/queries/forwards';
 import { ASSETS, NETWORKS, type Priority } from '../src/domain/assets';
 import { convertUnits, percentOf } from '../src/domain/money';
 import { logger } from '../src/observability/logger';

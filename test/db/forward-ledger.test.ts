@@ -1,14 +1,9 @@
 import { eq, sql } from 'drizzle-orm';
 import { createOrGetConfig } from '../../src/db/queries/configs';
 import {
-  ForwardCollisionError,
-  NonceTakenError,
-  discardForwardIf,
   insertDeposit,
-  nonceFloor,
-  rivalForwards,
-  storeForwardOnce,
 } from '../../src/db/queries/payments';
+import { ForwardCollisionError, NonceTakenError, discardForwardIf, nonceFloor, rivalForwards, storeForwardOnce } from '../../src/db/queries/forwards';
 import { payments } from '../../src/db/schema';
 import { createTestDatabase } from '../helpers/db';
 

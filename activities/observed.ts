@@ -1,0 +1,74 @@
+import type { ChainAdapter } from '../src/chains/adapter';
+import type { Db } from '../src/db/client';
+import { insertDeposit, loadConfig, type ConfigRow, type PaymentRow } from '../src/db/queries/payments';
+import { ASSETS, NETWORKS, type Priority } from '../src/domain/assets';
+import { computeFees, type FeePolicy } from '../src/domain/fees';
+import { dueHeight } from '../src/domain/finality';
+import { formatUnits } from '../src/domain/money';
+import { depositsObserved } from '../src/observability/metrics';
+import type { PriceSource } from '../src/prices/source';
+import type { DepositInput, Evaluation } from './deposit-types';
+import { asset } from './forward-support';
+import { chooseFeeFor, minimumFor, priceOfNativeInAsset } from './pricing';
+
+// A deposit's first step, when the watcher has seen it: its payment row, and whether it is worth forwarding.
+
+/** What judging a deposit reads: the minimum and fee rows, the node's costs, prices. */
+export interface JudgeDeps {
+  db: Db;
+  adapter(network: string): Promise<ChainAdapter>;
+  prices: PriceSource;
+  feePolicy: FeePolicy;
+}
+
+/** Records the deposit once (the UUID is made here, once): its row and its configuration. */
+export async function recordObserved(db: Db, input: DepositInput): Promise<{ payment: PaymentRow; config: ConfigRow }> {
+  const a = asset(input.ticker);
+  const utxo = NETWORKS[a.network].family === 'utxo';
+  const config = await loadConfig(db, input.configId);
+  const payment = await insertDeposit(db, {
+    configId: input.configId,
+    ticker: input.ticker,
+    network: input.network,
+    depositKey: `deposit:${input.network}:${input.txid}:${input.index}`,
+    txidIn: input.txid,
+    vout: utxo ? input.index : null,
+    blockNumber: BigInt(input.blockNumber),
+    blockHash: input.blockHash,
+    valueBase: BigInt(input.amount),
+    dueHeight: dueHeight(input.network, BigInt(input.blockNumber), config.notifyConfirmations),
+  });
+  depositsObserved.inc({ ticker: input.ticker });
+  return { payment, config };
+}
+
+/**
+ * Eligibility when observed (SPEC 3): the configured minimum, then whether the deposit covers the
+ * commission and network costs. A node or price outage is not a verdict: it throws (retried) or
+ * reports evidence=false, and the deposit stays.
+ */
+export async function judgeObserved(deps: JudgeDeps, payment: PaymentRow, config: ConfigRow): Promise<Evaluation> {
+  const a = asset(payment.ticker);
+  const value = BigInt(payment.valueBase);
+  const minimum = await minimumFor(deps.db, config, a);
+  if (minimum !== undefined && value < minimum) {
+    return { eligible: false, reason: `deposit ${formatUnits(value, a.decimals)} is below the minimum ${formatUnits(minimum, a.decimals)}` };
+  }
+  const adapter = await deps.adapter(payment.network);
+  const cost = await adapter.estimateForwardCost(payment.ticker, config.priority as Priority);
+  const feePercent = await chooseFeeFor(deps, config, a);
+  let nativePrice: string | undefined;
+  if (cost.sponsorCost > 0n) nativePrice = await priceOfNativeInAsset(deps.prices, a);
+  const fees = computeFees({
+    value,
+    decimals: a.decimals,
+    feePercent,
+    costs: [
+      { amount: cost.networkFee, sameAsset: true, decimals: a.decimals },
+      ...(cost.sponsorCost > 0n ? [{ amount: cost.sponsorCost, sameAsset: false, decimals: ASSETS[NETWORKS[a.network].nativeTicker].decimals, priceInDeposit: nativePrice }] : []),
+    ],
+  });
+  if (fees.eligible) return { eligible: true, evidence: true };
+  if (cost.sponsorCost > 0n && nativePrice === undefined) return { eligible: true, evidence: false };
+  return { eligible: false, reason: fees.reason };
+}
