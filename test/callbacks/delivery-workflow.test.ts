@@ -351,36 +351,3 @@ describe('six-attempt delivery on the time-skipping server', () => {
     await handle.terminate('test over');
   });
 });
-
-describe('delivery activity against PostgreSQL', () => {
-  it('is idempotent per (payment, stage, attempt): a repeated call sends nothing and returns the stored outcome', async () => {
-    const rx = await receiver(() => ({ status: 500, body: 'x'.repeat(10_000) }));
-    const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: rx.url('/idem') });
-    const acts = createActivities({ db: database.db, signer, config: { callbackAllowPrivate: true, callbackAllowHttp: true, callbackTimeoutMs: 5000 } });
-    const input = { paymentUuid: uuid, stage: 'confirmed' as const, attempt: 1, snapshot, nextTryDelayMs: 5 * MIN };
-    const first = await acts.deliverCallbackAttempt(input);
-    const again = await acts.deliverCallbackAttempt(input);
-    expect(first).toMatchObject({ outcome: 'failed', status: 500 });
-    expect(again).toEqual(first);
-    expect(rx.requests).toHaveLength(1);
-    const rows = await attemptsOf(database.db, uuid);
-    expect(rows).toHaveLength(1);
-    expect(rows[0].responseBody).toHaveLength(4096);
-  });
-
-  it('never sends a pending attempt for a payment already past pending', async () => {
-    const rx = await receiver(() => ({ status: 200 }));
-    const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: rx.url('/late-pending'), result: 'sent' });
-    const acts = createActivities({ db: database.db, signer, config: { callbackAllowPrivate: true, callbackAllowHttp: true, callbackTimeoutMs: 5000 } });
-    const r = await acts.deliverCallbackAttempt({ paymentUuid: uuid, stage: 'pending', attempt: 1, snapshot, nextTryDelayMs: 5 * MIN });
-    expect(r.outcome).toBe('skipped');
-    expect(rx.requests).toHaveLength(0);
-  });
-
-  it('stores the confirmed snapshot once: a later, different snapshot does not replace it', async () => {
-    const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: 'https://shop.example/write-once' });
-    const acts = createActivities({ db: database.db, signer, config: { callbackAllowPrivate: true, callbackAllowHttp: true, callbackTimeoutMs: 5000 } });
-    expect(await acts.storeConfirmedSnapshot({ paymentUuid: uuid, snapshot })).toEqual(snapshot);
-    expect(await acts.storeConfirmedSnapshot({ paymentUuid: uuid, snapshot: { ...snapshot, price: '1.00' } })).toEqual(snapshot);
-  });
-});

@@ -1,0 +1,68 @@
+import crypto from 'node:crypto';
+import { createActivities } from '../../activities';
+import { loadSigner } from '../../src/callbacks/signer';
+import { createTestDatabase } from '../helpers/db';
+import { startReceiver, type Recorded, type Reply } from './helpers/receiver';
+import { attemptsOf, seedPayment } from './helpers/seed';
+
+/**
+ * The delivery activities alone, against PostgreSQL and a real receiver: what a repeated or late call does.
+ * (test/callbacks/delivery-workflow.test.ts runs them under the payment workflow.)
+ */
+const MIN = 60_000;
+const signer = loadSigner({
+  dataDir: '/nonexistent',
+  signingKeyFile: undefined,
+  signingKeyPem: crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+});
+
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+const receivers: Array<{ close(): Promise<void> }> = [];
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+
+afterAll(async () => {
+  await Promise.all(receivers.map((r) => r.close()));
+  await database?.drop();
+});
+
+async function receiver(reply: (n: number, req: Recorded) => Reply | Promise<Reply>) {
+  const r = await startReceiver(reply);
+  receivers.push(r);
+  return r;
+}
+
+describe('delivery activity against PostgreSQL', () => {
+  it('is idempotent per (payment, stage, attempt): a repeated call sends nothing and returns the stored outcome', async () => {
+    const rx = await receiver(() => ({ status: 500, body: 'x'.repeat(10_000) }));
+    const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: rx.url('/idem') });
+    const acts = createActivities({ db: database.db, signer, config: { callbackAllowPrivate: true, callbackAllowHttp: true, callbackTimeoutMs: 5000 } });
+    const input = { paymentUuid: uuid, stage: 'confirmed' as const, attempt: 1, snapshot, nextTryDelayMs: 5 * MIN };
+    const first = await acts.deliverCallbackAttempt(input);
+    const again = await acts.deliverCallbackAttempt(input);
+    expect(first).toMatchObject({ outcome: 'failed', status: 500 });
+    expect(again).toEqual(first);
+    expect(rx.requests).toHaveLength(1);
+    const rows = await attemptsOf(database.db, uuid);
+    expect(rows).toHaveLength(1);
+    expect(rows[0].responseBody).toHaveLength(4096);
+  });
+
+  it('never sends a pending attempt for a payment already past pending', async () => {
+    const rx = await receiver(() => ({ status: 200 }));
+    const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: rx.url('/late-pending'), result: 'sent' });
+    const acts = createActivities({ db: database.db, signer, config: { callbackAllowPrivate: true, callbackAllowHttp: true, callbackTimeoutMs: 5000 } });
+    const r = await acts.deliverCallbackAttempt({ paymentUuid: uuid, stage: 'pending', attempt: 1, snapshot, nextTryDelayMs: 5 * MIN });
+    expect(r.outcome).toBe('skipped');
+    expect(rx.requests).toHaveLength(0);
+  });
+
+  it('stores the confirmed snapshot once: a later, different snapshot does not replace it', async () => {
+    const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: 'https://shop.example/write-once' });
+    const acts = createActivities({ db: database.db, signer, config: { callbackAllowPrivate: true, callbackAllowHttp: true, callbackTimeoutMs: 5000 } });
+    expect(await acts.storeConfirmedSnapshot({ paymentUuid: uuid, snapshot })).toEqual(snapshot);
+    expect(await acts.storeConfirmedSnapshot({ paymentUuid: uuid, snapshot: { ...snapshot, price: '1.00' } })).toEqual(snapshot);
+  });
+});
