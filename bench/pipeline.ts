@@ -63,6 +63,12 @@ const TIMEOUT_MS = Number(flags['timeout-s'] ?? 300 + TOTAL * 3) * 1000;
 const started = Date.now();
 const log = (s: string) => console.log(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${s}`);
 const load = () => os.loadavg().map((x) => x.toFixed(1)).join(' ');
+/**
+ * Busy CPU time of the whole machine so far, in core-seconds: every process (the gateway, Temporal,
+ * PostgreSQL, the nodes, this bench). The same burst takes more of it when the machine runs slower, and
+ * its ratios come out higher: this figure tells runs on a slow moment of a shared machine apart.
+ */
+const busyCoreS = () => os.cpus().reduce((s, c) => s + (c.times.user + c.times.nice + c.times.sys + c.times.irq) / 1000, 0);
 
 /** Base units above every minimum and fee with room (as the drill pays), a little different each time. */
 function amount(ticker: string, i: number): bigint {
@@ -169,6 +175,7 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, Number(flags['ltc-block-ms'])));
       }
     })();
+    const busyBefore = busyCoreS();
     const burst = await payBurst(bed, chains, configs);
     log(`${burst.paid.length} deposits paid in ${((burst.lastAt - burst.firstAt) / 1000).toFixed(1)} s${burst.errors.length ? `; payments that failed: ${burst.errors.join(' | ')}` : ''}`);
 
@@ -184,6 +191,7 @@ async function main(): Promise<void> {
       }
       await new Promise((r) => setTimeout(r, 500));
     }
+    const busy = busyCoreS() - busyBefore;
     const done = bed.receiver.confirmed.size >= burst.paid.length;
     log(done ? 'every confirmed callback arrived' : `timed out after ${TIMEOUT_MS / 1000} s with ${bed.receiver.confirmed.size}/${burst.paid.length} confirmed callbacks`);
     const lastCallback = Math.max(...[...bed.receiver.confirmed.values()].map((a) => a.at));
@@ -201,10 +209,11 @@ async function main(): Promise<void> {
     }
     const wall = (lastCallback - burst.firstAt) / 1000;
     console.log(`first payment → last confirmed callback: ${wall.toFixed(1)} s (${((bed.receiver.confirmed.size / wall) * 60).toFixed(1)} deposits/min)`);
+    console.log(`machine CPU from the burst's start to its last confirmed callback (±0.5 s): ${busy.toFixed(1)} core-s on ${os.cpus().length} cores`);
     console.log(`receiver: ${JSON.stringify(bed.receiver.counts())}; observer late/failed polls: ${JSON.stringify(bed.observer.misses())}`);
     console.log(`gateway process deaths: ${bed.supervisor.deaths.length}; load average at the end ${load()}`);
     if (flags.json) {
-      fs.writeFileSync(flags.json, JSON.stringify({ flags, counts: COUNTS, perAddress: PER_ADDRESS, loadAtEnd: os.loadavg(), wallS: wall, summaries, steps: steps.data, deposits: rows, receiver: bed.receiver.counts(), deaths: bed.supervisor.deaths.length }, null, 2));
+      fs.writeFileSync(flags.json, JSON.stringify({ flags, counts: COUNTS, perAddress: PER_ADDRESS, loadAtEnd: os.loadavg(), wallS: wall, busyCoreS: busy, summaries, steps: steps.data, deposits: rows, receiver: bed.receiver.counts(), deaths: bed.supervisor.deaths.length }, null, 2));
       console.log(`per-deposit figures in ${flags.json}`);
     }
     if (!done) process.exitCode = 1;
