@@ -6,7 +6,8 @@
  * callback URL on a local receiver; then every deposit is paid at once and the run waits for every
  * confirmed callback. Per asset it prints (see bench/pipeline/report.ts):
  *   (a) block → confirmed callback, (b) the chain's bound for the same deposit and the ratio a/b,
- *   (c) history events per deposit workflow (all runs) and runs, (d) the gateway's own time after finality.
+ *   (c) history events per deposit workflow (all runs) and runs, (d) the gateway's own time after finality;
+ * and for the run, the machine's busy CPU over the burst (core-s), to compare runs by.
  *
  *   npx tsx bench/pipeline.ts                                  (small: a few deposits per asset)
  *   npx tsx bench/pipeline.ts --eth 200 --erc20 50 --sol 50 --usdc 20 --ltc 20 --json out.json
