@@ -187,12 +187,20 @@ export function startWatchers(opts: WatchersOptions): { stop(): Promise<void> } 
       if (!on) sleeping?.();
     });
     if (feed) feeds.push(feed);
+    // Where the network starts if no cursor is stored yet: the head this loop saw first, read from the node
+    // before the database is asked. Left to the first pass that reaches the database, the start would be the
+    // head at that moment: a database away since this process started would move it past the deposits mined
+    // meanwhile, to addresses the API had already handed out (they were never read).
+    let firstHead: Cursor | undefined;
     while (!stopping) {
       woken = false;
       try {
         const adapter = await opts.adapter(network);
+        firstHead ??= (await adapter.scan(null)).cursor;
+        const startAfter = firstHead;
         const pass = () =>
           scanOnce(adapter, opts.db, network, {
+            startAfter,
             onMatch: (matches, block) => opts.onMatch(network, matches, block),
             onBatch: opts.onBatch
               ? async (before, batch) => {
