@@ -4,7 +4,6 @@
  * away then. A deposit mined while the database is away, to an address created before, is matched once
  * it is back (the start used to be the head at the first pass that reached the database: after the deposit).
  */
-import net from 'node:net';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { Pool } from 'pg';
 import { JsonRpcProvider, Network, Wallet, parseEther } from 'ethers';
@@ -17,6 +16,7 @@ import { createAdapterRegistry } from '../../src/chains/factory';
 import { readCursor, startWatchers, type MatchedDeposit } from '../../src/chains/watcher';
 import { createTestDatabase } from '../helpers/db';
 import { waitFor } from '../helpers/process';
+import { tcpProxy } from '../helpers/tcp-proxy';
 import { testSeed, tmpDir } from '../helpers/nodes';
 
 jest.setTimeout(120_000);
@@ -34,31 +34,6 @@ afterAll(async () => {
   await node?.stop();
 });
 
-/** A TCP proxy to PostgreSQL that, while down, closes every connection and refuses new ones. */
-async function switchableProxy(upstreamPort: number): Promise<{ port: number; down(on: boolean): void; close(): Promise<void> }> {
-  const sockets = new Set<net.Socket>();
-  let isDown = false;
-  const server = net.createServer((client) => {
-    if (isDown) return void client.destroy();
-    const upstream = net.connect(upstreamPort, '127.0.0.1');
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => undefined);
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    down(on) {
-      isDown = on;
-      if (on) sockets.forEach((s) => s.destroy());
-    },
-    close: () => (sockets.forEach((s) => s.destroy()), new Promise<void>((r) => server.close(() => r()))),
-  };
-}
-
 test('a deposit mined while the database was away since the watcher started is matched once it is back', async () => {
   const adapter = new EvmAdapter({ network: 'ethereum', mode: 'regtest', rpcUrl: node.rpcUrl, chainId: node.chainId, seed, tokens: node.tokens });
   const direct = drizzle(new Pool({ connectionString: database.url, max: 1 }), { schema }) as unknown as Db;
@@ -69,7 +44,7 @@ test('a deposit mined while the database was away since the watcher started is m
   });
   expect(await readCursor(direct, 'ethereum')).toBeNull();
 
-  const proxy = await switchableProxy(Number(new URL(database.url).port || 5432));
+  const proxy = await tcpProxy(Number(new URL(database.url).port || 5432));
   proxy.down(true);
   const url = new URL(database.url);
   url.hostname = '127.0.0.1';

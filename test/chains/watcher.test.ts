@@ -21,9 +21,9 @@ import { jsonRpc } from '../../src/chains/devnet/process';
 import { confirmationsAtDetection, readCursor, scanOnce, startWatchers, type MatchedDeposit } from '../../src/chains/watcher';
 import { createAdapterRegistry } from '../../src/chains/factory';
 import { openHeadFeed } from '../../src/chains/heads';
-import net from 'node:net';
 import { createTestDatabase } from '../helpers/db';
 import { isAlive, waitFor } from '../helpers/process';
+import { tcpProxy } from '../helpers/tcp-proxy';
 import { testSeed, tmpDir } from '../helpers/nodes';
 
 jest.setTimeout(120_000);
@@ -193,27 +193,6 @@ test('a reorg of the cursor block rewinds the cursor onto the canonical chain', 
 });
 
 /** A TCP proxy in front of the node whose connections the test can cut (a node or network that drops the feed). */
-async function cuttableProxy(upstreamPort: number): Promise<{ port: number; cut(): void; close(): Promise<void> }> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(upstreamPort, '127.0.0.1');
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => undefined);
-    }
-    client.pipe(upstream).pipe(client);
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    cut: () => sockets.forEach((s) => s.destroy()),
-    close: () => (sockets.forEach((s) => s.destroy()), new Promise<void>((r) => server.close(() => r()))),
-  };
-}
-
 test('a new head wakes the watcher: a deposit is matched long before the poll interval', async () => {
   const registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
   const seen: MatchedDeposit[] = [];
@@ -244,7 +223,7 @@ test('a new head wakes the watcher: a deposit is matched long before the poll in
 });
 
 test('a dropped head feed is opened again and goes on waking', async () => {
-  const proxy = await cuttableProxy(Number(new URL(node.rpcUrl).port));
+  const proxy = await tcpProxy(Number(new URL(node.rpcUrl).port));
   const states: string[] = [];
   let heads = 0;
   const feed = openHeadFeed('ethereum', `ws://127.0.0.1:${proxy.port}`, () => heads++, { retryMs: 100, onState: (s) => states.push(s) });
@@ -263,7 +242,7 @@ test('a dropped head feed is opened again and goes on waking', async () => {
 });
 
 test('while its head feed is live the watcher polls at the feed interval; a feed that drops puts it back on the short one at once', async () => {
-  const proxy = await cuttableProxy(Number(new URL(node.rpcUrl).port));
+  const proxy = await tcpProxy(Number(new URL(node.rpcUrl).port));
   const registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
   let passes = 0;
   const watchers = startWatchers({
