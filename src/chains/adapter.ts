@@ -168,6 +168,12 @@ export interface ChainAdapter {
    * once; every candidate payment of every configured asset in it is returned.
    */
   scan(cursor: Cursor | null, maxBlocks?: number): Promise<ScanBatch>;
+  /**
+   * The timestamp (seconds) of the block at `height`, or of the next block after it where a slot has
+   * none (Solana); null when there is none up to the head. A network without a cursor uses it to start
+   * before its first configuration (src/chains/first-start.ts).
+   */
+  blockTime?(height: bigint): Promise<number | null>;
   confirmations(deposit: ObservedDeposit): Promise<Confirmations>;
   /**
    * `fresh`: from a reading of the node made now, not one shared with other callers for a moment (the EVM

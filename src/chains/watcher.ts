@@ -3,6 +3,7 @@ import { NETWORKS } from '../domain/assets';
 import type { Db } from '../db/client';
 import { chainCursors, configTickers, paymentConfigs } from '../db/schema';
 import type { ChainAdapter, Cursor, ObservedDeposit, ScanBatch, ScannedBlock } from './adapter';
+import { firstStart } from './first-start';
 
 export type WatchedConfig = typeof paymentConfigs.$inferSelect;
 
@@ -37,7 +38,10 @@ export interface ScanOptions {
    * caller's to log; the cursor stays moved (a lost hint only delays a workflow to its fallback timer).
    */
   onBatch?: (before: bigint | null, batch: ScanBatch) => Promise<void>;
-  /** Where a network without a cursor starts: this height's successor. Default: the current head. */
+  /**
+   * The head a network without a cursor starts after (default: the current head), unless configurations
+   * of the network were made before its block: then before the first of them (src/chains/first-start.ts).
+   */
   startAfter?: Cursor;
 }
 
@@ -104,12 +108,17 @@ function sameCursor(a: Cursor, b: Cursor | null): boolean {
  */
 export async function scanOnce(adapter: ChainAdapter, db: Db, network: string, opts: ScanOptions = {}): Promise<MatchedDeposit[]> {
   const stored = await readCursor(db, network);
-  if (!stored && !opts.startAfter) {
-    const batch = await adapter.scan(null);
-    await writeCursor(db, network, batch.cursor);
-    return [];
+  let from = stored;
+  if (!from) {
+    // No cursor yet: the head (the caller's first, or now), or before the network's first configuration.
+    const head = opts.startAfter ?? (await adapter.scan(null)).cursor;
+    from = await firstStart(adapter, db, network, head);
+    if (from === head && !opts.startAfter) {
+      await writeCursor(db, network, head);
+      return [];
+    }
   }
-  const batch = await adapter.scan(stored ?? opts.startAfter!, opts.maxBlocks);
+  const batch = await adapter.scan(from, opts.maxBlocks);
   const matched: MatchedDeposit[] = [];
   const last = batch.blocks[batch.blocks.length - 1];
   const tip = last && last.height > batch.cursor.height ? last.height : batch.cursor.height;
@@ -123,7 +132,7 @@ export async function scanOnce(adapter: ChainAdapter, db: Db, network: string, o
   // that found nothing new writes nothing.
   const moved = last ? last.height !== batch.cursor.height || last.hash !== batch.cursor.hash : !sameCursor(batch.cursor, stored);
   if (moved) await writeCursor(db, network, batch.cursor);
-  if (opts.onBatch) await opts.onBatch(stored?.height ?? opts.startAfter?.height ?? null, batch);
+  if (opts.onBatch) await opts.onBatch(from.height, batch);
   return matched;
 }
 

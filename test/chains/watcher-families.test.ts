@@ -1,14 +1,16 @@
 /**
  * scanOnce on every family's live node and the real PostgreSQL: a payment to a configured address_in
- * is matched exactly once, with at most one payment_configs query per block read.
+ * is matched exactly once, with at most one payment_configs query per block read; with no cursor stored,
+ * a payment made before the first pass to an address created before it is read too (src/chains/first-start.ts).
  */
 import { randomInt } from 'node:crypto';
+import { eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { Pool } from 'pg';
 import { NETWORKS } from '../../src/domain/assets';
 import type { Db } from '../../src/db/client';
 import * as schema from '../../src/db/schema';
-import { paymentConfigs } from '../../src/db/schema';
+import { chainCursors, paymentConfigs } from '../../src/db/schema';
 import { readCursor, scanOnce, type MatchedDeposit } from '../../src/chains/watcher';
 import { createTestDatabase } from '../helpers/db';
 import { requiredLitecoinChain, surfnetChain, testSeed, type LiveChain } from '../helpers/nodes';
@@ -62,6 +64,27 @@ describe.each(factories)('%s', (name, start) => {
     expect(queries.filter((q) => /from "payment_configs"/i.test(q)).length).toBeLessThanOrEqual(read);
     await chain.mine(2);
     expect(await scanOnce(chain.adapter, db, network, { maxBlocks: 500 })).toEqual([]);
+  });
+
+  test('with no cursor stored, the first pass reads from before the first configuration: a deposit paid before it is matched', async () => {
+    const network = chain.adapter.network;
+    const index = BigInt(randomInt(0, 2 ** 31 - 1));
+    const addressIn = chain.adapter.deriveAddressIn(index);
+    await db.insert(paymentConfigs).values({
+      callbackUrl: `https://shop.example/${network}/first-start/${index}`, ticker: chain.ticker, family: NETWORKS[network].addressFamily,
+      addressIn, addressOut: await chain.freshAddressOut(), derivationIndex: index, notifyPending: false, notifyConfirmations: 1,
+      post: 0, json: 0, convert: 0, priority: 'default',
+    });
+    const txid = await chain.pay(addressIn, chain.amount);
+    await chain.mine(3);
+    // The worker's first start: the cursor the test above stored goes.
+    await db.delete(chainCursors).where(eq(chainCursors.network, network));
+    const head = await chain.adapter.head();
+    const matched: MatchedDeposit[] = [];
+    for (let pass = 0; ((await readCursor(db, network))?.height ?? -1n) < head.height && pass < 100; pass++) {
+      matched.push(...(await scanOnce(chain.adapter, db, network, { maxBlocks: 500 })));
+    }
+    expect(matched.filter((m) => m.config.addressIn === addressIn).map((m) => [m.deposit.txid, m.deposit.amount])).toEqual([[txid, chain.amount]]);
   });
 
   // UTXO chains only (the test is not made for the others): their watchers poll a node that has no head feed.

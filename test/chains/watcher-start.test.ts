@@ -1,19 +1,24 @@
 /**
  * Where a network's watcher starts when no cursor is stored yet, on a live anvil and the real PostgreSQL
- * reached through a proxy that can be down: the head the watcher saw first, even when the database was
- * away then. A deposit mined while the database is away, to an address created before, is matched once
- * it is back (the start used to be the head at the first pass that reached the database: after the deposit).
+ * (reached through a proxy that can be down in the first test):
+ * - the head the watcher saw first, even when the database was away then: a deposit mined while the
+ *   database is away, to an address created before, is matched once it is back (the start used to be the
+ *   head at the first pass that reached the database: after the deposit);
+ * - before the network's first configuration when there is one: a deposit paid before the watcher ever
+ *   ran is read (the start used to be the head);
+ * - the head when there is none.
  */
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { Pool } from 'pg';
 import { JsonRpcProvider, Network, Wallet, parseEther } from 'ethers';
 import type { Db } from '../../src/db/client';
 import * as schema from '../../src/db/schema';
-import { paymentConfigs } from '../../src/db/schema';
+import { chainCursors, paymentConfigs } from '../../src/db/schema';
 import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
 import { EvmAdapter } from '../../src/chains/evm/adapter';
 import { createAdapterRegistry } from '../../src/chains/factory';
-import { readCursor, startWatchers, type MatchedDeposit } from '../../src/chains/watcher';
+import { firstStart } from '../../src/chains/first-start';
+import { readCursor, scanOnce, startWatchers, type MatchedDeposit } from '../../src/chains/watcher';
 import { createTestDatabase } from '../helpers/db';
 import { waitFor } from '../helpers/process';
 import { tcpProxy } from '../helpers/tcp-proxy';
@@ -77,6 +82,94 @@ test('a deposit mined while the database was away since the watcher started is m
     await adapter.close();
     await pool.end().catch(() => undefined);
     await proxy.close();
+    await (direct as unknown as { $client: Pool }).$client.end();
+  }
+});
+
+test('a deposit paid before the watcher first ran, to an address created before, is matched by its first start', async () => {
+  const direct = drizzle(new Pool({ connectionString: database.url, max: 1 }), { schema }) as unknown as Db;
+  const registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
+  const provider = new JsonRpcProvider(node.rpcUrl, Network.from(node.chainId), { staticNetwork: true, cacheTimeout: -1 });
+  const seen: MatchedDeposit[] = [];
+  let watchers: { stop(): Promise<void> } | undefined;
+  try {
+    // The worker's first start: no cursor stored (the test above stored one; it goes).
+    await direct.delete(chainCursors);
+    const adapter = await registry.get('ethereum');
+    const addressIn = adapter.deriveAddressIn(8n);
+    await direct.insert(paymentConfigs).values({
+      callbackUrl: 'https://shop.example/cb/before-first-start', ticker: 'eth', family: 'evm', addressIn, addressOut: Wallet.createRandom().address,
+      derivationIndex: 8n, notifyPending: false, notifyConfirmations: 12, post: 0, json: 0, convert: 0, priority: 'default',
+    });
+    const paid = await (await new Wallet(node.customerKey, provider).sendTransaction({ to: addressIn, value: parseEther('0.03') })).wait();
+    await provider.send('anvil_mine', ['0x5']);
+    const head = await provider.getBlockNumber();
+    watchers = startWatchers({
+      networks: ['ethereum'], adapter: (n) => registry.get(n), db: direct, intervalMs: 100, onMatch: async (_n, m) => void seen.push(...m),
+    });
+    await waitFor(async () => ((await readCursor(direct, 'ethereum'))?.height ?? 0n) >= BigInt(head), 20_000, 'the first start to read up to the head');
+    // The first test's deposit, in the blocks read again, is matched again too (its workflow ID absorbs that).
+    expect(seen.filter((m) => m.config.addressIn === addressIn).map((m) => [m.deposit.txid, m.deposit.amount])).toEqual([[paid!.hash, parseEther('0.03')]]);
+  } finally {
+    await watchers?.stop();
+    await registry.close();
+    provider.destroy();
+    await (direct as unknown as { $client: Pool }).$client.end();
+  }
+});
+
+test('with no configuration of the network, the first start is the head: older blocks are not read', async () => {
+  const direct = drizzle(new Pool({ connectionString: database.url, max: 1 }), { schema }) as unknown as Db;
+  const registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
+  try {
+    await direct.delete(chainCursors);
+    await direct.delete(paymentConfigs);
+    const adapter = await registry.get('ethereum');
+    const head = await adapter.head();
+    const scanned: bigint[] = [];
+    const scan = adapter.scan.bind(adapter);
+    const counting = Object.assign(Object.create(adapter) as typeof adapter, {
+      scan: async (cursor: Parameters<typeof adapter.scan>[0], max?: number) => {
+        const batch = await scan(cursor, max);
+        scanned.push(...batch.blocks.map((b) => b.height));
+        return batch;
+      },
+    });
+    expect(await scanOnce(counting, direct, 'ethereum')).toEqual([]);
+    expect(scanned).toEqual([]);
+    expect((await readCursor(direct, 'ethereum'))!.height).toBeGreaterThanOrEqual(head.height);
+  } finally {
+    await registry.close();
+    await (direct as unknown as { $client: Pool }).$client.end();
+  }
+});
+
+test('the first start is the last block stamped before the first configuration, less two minutes', async () => {
+  const direct = drizzle(new Pool({ connectionString: database.url, max: 1 }), { schema }) as unknown as Db;
+  const registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
+  const provider = new JsonRpcProvider(node.rpcUrl, Network.from(node.chainId), { staticNetwork: true, cacheTimeout: -1 });
+  try {
+    await direct.delete(paymentConfigs);
+    const adapter = await registry.get('ethereum');
+    await provider.send('anvil_mine', ['0x4']);
+    const before = await provider.getBlock('latest');
+    // Ten minutes pass on the chain; the configuration is made five minutes into them, three minutes after
+    // the margin's start: `before` is the last block stamped before that.
+    await provider.send('evm_increaseTime', [600]);
+    await provider.send('anvil_mine', ['0x3']);
+    const head = await adapter.head();
+    await direct.insert(paymentConfigs).values({
+      callbackUrl: 'https://shop.example/cb/stamped', ticker: 'eth', family: 'evm', addressIn: adapter.deriveAddressIn(9n), addressOut: Wallet.createRandom().address,
+      derivationIndex: 9n, notifyPending: false, notifyConfirmations: 12, post: 0, json: 0, convert: 0, priority: 'default',
+      createdAt: new Date((before!.timestamp + 300) * 1000),
+    });
+    expect(await firstStart(adapter, direct, 'ethereum', head)).toEqual({ height: BigInt(before!.number), hash: null });
+    // A configuration made after the head's block: nothing to look back for.
+    await direct.update(paymentConfigs).set({ createdAt: new Date(((await provider.getBlock('latest'))!.timestamp + 3600) * 1000) });
+    expect(await firstStart(adapter, direct, 'ethereum', head)).toBe(head);
+  } finally {
+    await registry.close();
+    provider.destroy();
     await (direct as unknown as { $client: Pool }).$client.end();
   }
 });

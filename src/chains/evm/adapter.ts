@@ -129,6 +129,11 @@ export class EvmAdapter implements ChainAdapter {
     return { blocks, cursor: next, rewound };
   }
 
+  async blockTime(height: bigint): Promise<number | null> {
+    const block = await this.call(() => this.provider.getBlock(Number(height)));
+    return block ? block.timestamp : null;
+  }
+
   /** One block: its value transfers (with their receipts' status) and the Transfer logs of configured tokens. */
   scanBlock(height: bigint): Promise<ScannedBlock> {
     return this.scanner.scanBlock(height);

@@ -101,6 +101,12 @@ export class SolAdapter implements ChainAdapter {
     return { blocks, cursor: next, rewound };
   }
 
+  async blockTime(height: bigint): Promise<number | null> {
+    // A skipped slot has no block (nor time): the next block's stands for it.
+    const [slot] = await this.call(() => this.connection.getBlocks(Number(height), Number(height) + 500, 'confirmed'));
+    return slot === undefined ? null : this.call(() => this.connection.getBlockTime(slot));
+  }
+
   async confirmations(d: ObservedDeposit): Promise<Confirmations> {
     const { value } = await this.call(() => this.connection.getSignatureStatuses([d.txid], { searchTransactionHistory: true }));
     const s = value[0];

@@ -88,6 +88,11 @@ export class UtxoAdapter implements ChainAdapter {
     return { blocks, cursor: next, rewound };
   }
 
+  async blockTime(height: bigint): Promise<number | null> {
+    const hash = await this.hashAt(height);
+    return hash === null ? null : (await this.rpc.call<{ time: number }>('getblockheader', [hash, true])).time;
+  }
+
   private async hashAt(height: bigint): Promise<string | null> {
     try {
       return await this.rpc.call<string>('getblockhash', [Number(height)]);
