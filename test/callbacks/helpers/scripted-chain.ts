@@ -1,0 +1,62 @@
+import { and, eq, isNull } from 'drizzle-orm';
+import type { Db } from '../../../src/db/client';
+import type { CallbackSnapshot } from '../../../src/callbacks/types';
+import { payments } from '../../../src/db/schema';
+
+/** A payment the scripted chain knows: its snapshots and whether it waits for `confirm`. */
+export interface Deposit {
+  paymentUuid: string;
+  /** The pending stage's snapshot: the merchant asked for pending=1. */
+  pending?: CallbackSnapshot;
+  /** The confirmed snapshot; final at once unless awaitConfirmed (then `confirm` makes it final). */
+  confirmed?: CallbackSnapshot;
+  awaitConfirmed?: boolean;
+  resendWindow?: string;
+}
+/**
+ * The chain and forward activities of the payment workflow, scripted per payment for the delivery tests
+ * (test/callbacks/delivery-workflow.test.ts): a deposit is final when the test says so; the database moves
+ * as the real activities would move it.
+ */
+export function scriptedChain(db: () => Db) {
+  /** Per payment: its deposit and whether the scripted chain calls it final yet. */
+  const deposits = new Map<string, Deposit & { final: boolean }>();
+  const chain = {
+    recordDeposit: async (input: { txid: string }) => {
+      const d = deposits.get(input.txid)!;
+      return {
+        uuid: d.paymentUuid, ticker: 'btc', network: 'bitcoin', notifyPending: d.pending !== undefined, requiredConfirmations: 1,
+        callbackHost: '127.0.0.1', txidIn: input.txid, result: 'pending', txidOut: null,
+      };
+    },
+    evaluate: async () => ({ eligible: true, evidence: true }),
+    recordAndEvaluate: async (input: { txid: string }) => ({ payment: await chain.recordDeposit(input), evaluation: await chain.evaluate() }),
+    pendingSnapshot: async (uuid: string) => deposits.get(uuid)!.pending!,
+    confirmations: async (uuid: string) => ({ status: 'confirmed', confirmations: deposits.get(uuid)!.final ? 1 : 0 }),
+    markProcessing: async (uuid: string) => {
+      await db().update(payments).set({ result: 'processing' }).where(eq(payments.uuid, uuid));
+      return true;
+    },
+    markFailed: async () => true,
+    // The payment workflow's fused steps: the forward records processing itself, and its own reading finds
+    // it mined at once (the confirmed snapshot written), as forwardFate does for the earlier steps.
+    forward: async (uuid: string, opts: { processing?: boolean; fate?: boolean } = {}) => {
+      if (opts.processing) await chain.markProcessing(uuid);
+      return opts.fate ? { txidOut: `out-${uuid}`, ...(await chain.forwardFateSnapshot(uuid)) } : { txidOut: `out-${uuid}` };
+    },
+    // Patch finality-forward-fused: the reading that finds the deposit final forwards in the same step.
+    confirmationsThenForward: async (uuid: string) => {
+      const reading = await chain.confirmations(uuid);
+      return deposits.get(uuid)!.final ? { reading, forward: { sent: await chain.forward(uuid, { processing: true, fate: true }) } } : { reading };
+    },
+    forwardFate: async (uuid: string) => ({ status: 'confirmed', txidOut: `out-${uuid}` }),
+    forwardFateSnapshot: async (uuid: string) => ({ fate: await chain.forwardFate(uuid), snapshot: await chain.confirmedSnapshot(uuid) }),
+    // Like the real one: the snapshot is written once with the move to sent.
+    confirmedSnapshot: async (uuid: string) => {
+      const snapshot = deposits.get(uuid)!.confirmed ?? deposits.get(uuid)!.pending!;
+      await db().update(payments).set({ result: 'sent', snapshot }).where(and(eq(payments.uuid, uuid), isNull(payments.snapshot)));
+      return snapshot;
+    },
+  };
+  return { chain, deposits };
+}
