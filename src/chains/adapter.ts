@@ -174,6 +174,8 @@ export interface ChainAdapter {
    * before its first configuration (src/chains/first-start.ts).
    */
   blockTime?(height: bigint): Promise<number | null>;
+  /** The lowest block the node still serves whole (a pruned node or a Solana RPC keeps only recent ones). */
+  oldestReadable?(): Promise<bigint>;
   confirmations(deposit: ObservedDeposit): Promise<Confirmations>;
   /**
    * `fresh`: from a reading of the node made now, not one shared with other callers for a moment (the EVM

@@ -20,7 +20,10 @@ import type { ChainAdapter, Cursor } from './adapter';
  * time up to two hours off (the consensus rule bounds it by the node's clock + 2 h).
  */
 const MARGIN_S: Record<string, number> = { evm: 120, sol: 120, utxo: 2 * 3600 };
-/** The look-back reaches at most this far: 7 days, and 100,000 blocks (Solana: about 11 hours). */
+/**
+ * The look-back reaches at most this far: 7 days, and 100,000 blocks (Solana: about 11 hours), and never
+ * below the oldest block the node still serves (a pruned Bitcoin-family node, a Solana RPC's ledger).
+ */
 const MAX_LOOKBACK_S = 7 * 24 * 3600;
 const MAX_LOOKBACK_BLOCKS = 100_000n;
 
@@ -44,7 +47,9 @@ export async function firstStart(adapter: ChainAdapter, db: Db, network: string,
   const timeOf = async (h: bigint) => (await adapter.blockTime!(h)) ?? Infinity;
   if ((await timeOf(head.height)) < target) return head;
   // The highest block stamped before the target, by bisection: time(lo) < target <= time(hi).
-  const floor = head.height > MAX_LOOKBACK_BLOCKS ? head.height - MAX_LOOKBACK_BLOCKS : 0n;
+  const oldest = (await adapter.oldestReadable?.()) ?? 0n;
+  const capped = head.height > MAX_LOOKBACK_BLOCKS ? head.height - MAX_LOOKBACK_BLOCKS : 0n;
+  const floor = oldest > capped ? oldest : capped;
   let lo = floor;
   let hi = head.height;
   if ((await timeOf(lo)) >= target) {

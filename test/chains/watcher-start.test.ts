@@ -164,6 +164,10 @@ test('the first start is the last block stamped before the first configuration, 
       createdAt: new Date((before!.timestamp + 300) * 1000),
     });
     expect(await firstStart(adapter, direct, 'ethereum', head)).toEqual({ height: BigInt(before!.number), hash: null });
+    // A node that serves whole blocks from `before` on only (pruned): the start is just below them.
+    const pruned = Object.assign(Object.create(adapter) as typeof adapter, { oldestReadable: async () => BigInt(before!.number) });
+    await direct.update(paymentConfigs).set({ createdAt: new Date(0) });
+    expect(await firstStart(pruned, direct, 'ethereum', head)).toEqual({ height: BigInt(before!.number) - 1n, hash: null });
     // A configuration made after the head's block: nothing to look back for.
     await direct.update(paymentConfigs).set({ createdAt: new Date(((await provider.getBlock('latest'))!.timestamp + 3600) * 1000) });
     expect(await firstStart(adapter, direct, 'ethereum', head)).toBe(head);

@@ -107,6 +107,10 @@ export class SolAdapter implements ChainAdapter {
     return slot === undefined ? null : this.call(() => this.connection.getBlockTime(slot));
   }
 
+  async oldestReadable(): Promise<bigint> {
+    return BigInt(await this.call(() => this.connection.getFirstAvailableBlock()));
+  }
+
   async confirmations(d: ObservedDeposit): Promise<Confirmations> {
     const { value } = await this.call(() => this.connection.getSignatureStatuses([d.txid], { searchTransactionHistory: true }));
     const s = value[0];

@@ -93,6 +93,11 @@ export class UtxoAdapter implements ChainAdapter {
     return hash === null ? null : (await this.rpc.call<{ time: number }>('getblockheader', [hash, true])).time;
   }
 
+  async oldestReadable(): Promise<bigint> {
+    const info = await this.rpc.call<{ pruned?: boolean; pruneheight?: number }>('getblockchaininfo');
+    return info.pruned && info.pruneheight !== undefined ? BigInt(info.pruneheight) : 0n;
+  }
+
   private async hashAt(height: bigint): Promise<string | null> {
     try {
       return await this.rpc.call<string>('getblockhash', [Number(height)]);
