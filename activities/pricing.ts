@@ -1,6 +1,7 @@
 import Decimal from 'decimal.js';
 import { minimumStates } from '../src/db/queries/minimums';
-import { forwardedValueOfHost, type ConfigRow } from '../src/db/queries/payments';
+import { forwardedValueOfHost } from '../src/db/queries/host-volume';
+import type { ConfigRow } from '../src/db/queries/payments';
 import { statedMinimum } from '../src/domain/minimum';
 import { parseUnits } from '../src/domain/money';
 import { ASSETS, NETWORKS, type Asset } from '../src/domain/assets';

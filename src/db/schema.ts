@@ -120,7 +120,27 @@ export const payments = pgTable(
     // One txid_out belongs to one payment (DESIGN 4): a colliding forward is an error, never a second booking.
     uniqueIndex('payments_txid_out_uq').on(t.txidOut),
     index('payments_due_idx').on(t.network, t.dueHeight).where(sql`${t.result} = 'pending'`),
+    // The fee tier's first, partial hour of its 30 days is summed from the payments themselves (host_volume_hours).
+    index('payments_created_at_idx').on(t.createdAt),
   ],
+);
+
+/**
+ * A callback host's forwarded volume per hour: the sum of value_base × price of its payments forwarded
+ * (sent or done, with a plain decimal price) whose created_at falls in that hour (UTC), per ticker. A
+ * trigger on payments keeps it (drizzle/0012_host_volume_hours.sql), whatever statement changes a payment,
+ * and drops a host's hours older than 31 days when it opens a new one. A forward's fee tier reads the host's
+ * last 30 days from here (at most 720 hours per ticker) instead of summing every payment of the host.
+ */
+export const hostVolumeHours = pgTable(
+  'host_volume_hours',
+  {
+    host: text('host').notNull(),
+    hour: timestamp('hour', { withTimezone: true }).notNull(),
+    ticker: text('ticker').notNull(),
+    valueTimesPrice: numeric('value_times_price').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.host, t.hour, t.ticker] })],
 );
 
 /**

@@ -1,7 +1,7 @@
-import { and, eq, gte, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { oncePerDb, slot } from '../prepared';
-import { callbackHostSql, paymentConfigs, payments } from '../schema';
+import { paymentConfigs, payments } from '../schema';
 import type { PaymentResult } from '../../domain/lifecycle';
 
 export type PaymentRow = typeof payments.$inferSelect;
@@ -172,34 +172,4 @@ export async function storeSnapshotOnce(
     now: new Date().toISOString(),
   });
   return stored.length > 0;
-}
-
-const forwardedValueOf = oncePerDb((db) =>
-  db
-    // A price that is not a plain decimal counts as none (the callbacks omit it too: isValidPrice).
-    .select({
-      ticker: payments.ticker,
-      valueTimesPrice: sql<string>`coalesce(sum(${payments.valueBase} * (CASE WHEN ${payments.price} ~ '^[0-9]+([.][0-9]+)?$' THEN ${payments.price}::numeric END)), 0)::text`,
-    })
-    .from(payments)
-    .innerJoin(paymentConfigs, eq(payments.configId, paymentConfigs.id))
-    .where(
-      and(
-        inArray(payments.result, ['sent', 'done']),
-        gte(payments.createdAt, sql.placeholder('since')),
-        isNotNull(payments.price),
-        sql`${callbackHostSql(paymentConfigs.callbackUrl)} = ${sql.placeholder('host')}`,
-      ),
-    )
-    .groupBy(payments.ticker)
-    .prepare('gateway_forwarded_value_of_host'),
-);
-
-/**
- * Per ticker, the sum of value_base × price of the callback host's payments forwarded (sent or done) since
- * `since`: the host's configurations come from their expression index, their payments from the config index,
- * and PostgreSQL sums them exactly (numeric), so a forward's fee tier costs the same at any merchant volume.
- */
-export async function forwardedValueOfHost(db: Db, host: string, since: Date): Promise<Array<{ ticker: string; valueTimesPrice: string }>> {
-  return forwardedValueOf(db).execute({ host: host.toLowerCase(), since: since.toISOString() });
 }

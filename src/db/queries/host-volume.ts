@@ -1,0 +1,43 @@
+import { sql } from 'drizzle-orm';
+import type { Db } from '../client';
+import { preparedStatement, rowsOf } from '../prepared';
+import { callbackHostSql } from '../schema';
+
+const $ = (name: string) => sql.placeholder(name);
+
+/** A price that is not a plain decimal counts as none (the callbacks omit it too: isValidPrice). */
+const PLAIN_DECIMAL = sql.raw(`'^[0-9]+([.][0-9]+)?$'`);
+
+/**
+ * The host's hours after the one `since` falls in, from host_volume_hours (kept by a trigger on payments:
+ * drizzle/0012_host_volume_hours.sql), and that first, partial hour from the payments themselves: the
+ * host's payments created since `since` in it (payments_created_at_idx). Both count what the trigger
+ * counts: sent or done, with a plain decimal price.
+ */
+const forwardedValue = preparedStatement(
+  'gateway_forwarded_value_of_host',
+  sql`
+    SELECT ticker, sum(v)::text AS value_times_price FROM (
+      SELECT ticker, value_times_price AS v FROM host_volume_hours
+      WHERE host = ${$('host')}::text AND hour > date_trunc('hour', ${$('since')}::timestamptz, 'UTC')
+      UNION ALL
+      SELECT p.ticker, p.value_base * (CASE WHEN p.price ~ ${PLAIN_DECIMAL} THEN p.price::numeric END)
+      FROM payments p JOIN payment_configs c ON c.id = p.config_id
+      WHERE p.created_at >= ${$('since')}::timestamptz
+        AND p.created_at < date_trunc('hour', ${$('since')}::timestamptz, 'UTC') + interval '1 hour'
+        AND p.result IN ('sent', 'done') AND p.price IS NOT NULL
+        AND ${callbackHostSql(sql.raw('c.callback_url'))} = ${$('host')}::text
+    ) AS counted
+    WHERE v IS NOT NULL
+    GROUP BY ticker`,
+);
+
+/**
+ * Per ticker, the sum of value_base × price of the callback host's payments forwarded (sent or done) and
+ * created since `since`, exact (numeric). It reads at most one row per hour and ticker of the window, and
+ * the payments of its first hour: a forward's fee tier costs about the same at any merchant volume.
+ */
+export async function forwardedValueOfHost(db: Db, host: string, since: Date): Promise<Array<{ ticker: string; valueTimesPrice: string }>> {
+  const rows = rowsOf<{ ticker: string; value_times_price: string }>(await forwardedValue(db, { host: host.toLowerCase(), since: since.toISOString() }));
+  return rows.map((r) => ({ ticker: r.ticker, valueTimesPrice: r.value_times_price }));
+}
