@@ -1,6 +1,3 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { randomInt } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
@@ -11,6 +8,7 @@ import { rowsOf } from '../../src/db/prepared';
 import { forwardedValueOfHost } from '../../src/db/queries/host-volume';
 import { storeSnapshotOnce } from '../../src/db/queries/payments';
 import { createTestDatabase } from '../helpers/db';
+import { migrationsBefore } from '../helpers/migrations';
 
 /**
  * host_volume_hours, the fee tier's per-hour sums (drizzle/0012_host_volume_hours.sql), on real PostgreSQL
@@ -153,16 +151,11 @@ it('a host that opens a new hour drops its hours older than 31 days, and only it
 });
 
 it('the migration fills the sums in from the payments a running gateway already forwarded', async () => {
-  const journal = JSON.parse(fs.readFileSync(path.join(MIGRATIONS_FOLDER, 'meta/_journal.json'), 'utf8')) as { entries: Array<{ tag: string }> };
-  const upTo = journal.entries.findIndex((e) => e.tag === '0012_host_volume_hours');
-  const old = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-migrations-'));
-  fs.mkdirSync(path.join(old, 'meta'));
-  fs.writeFileSync(path.join(old, 'meta/_journal.json'), JSON.stringify({ ...journal, entries: journal.entries.slice(0, upTo) }));
-  for (const e of journal.entries.slice(0, upTo)) fs.copyFileSync(path.join(MIGRATIONS_FOLDER, `${e.tag}.sql`), path.join(old, `${e.tag}.sql`));
+  const old = migrationsBefore('0012_host_volume_hours');
   const client = new PGlite();
   try {
     const db = drizzle(client) as unknown as Db;
-    await migrate(drizzle(client), { migrationsFolder: old });
+    await migrate(drizzle(client), { migrationsFolder: old.folder });
     const ids = await configs(db, ['https://shop.example/a', 'https://Shop.example:8443/b']);
     await db.execute(sql`
       INSERT INTO payments (config_id, ticker, network, deposit_key, txid_in, value_base, result, price, created_at)
@@ -176,6 +169,6 @@ it('the migration fills the sums in from the payments a running gateway already 
     expect(same(await read(db, 'shop.example', since))).toEqual(same(before));
   } finally {
     await client.close();
-    fs.rmSync(old, { recursive: true, force: true });
+    old.remove();
   }
 });

@@ -1,6 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { getTableName, is, sql } from 'drizzle-orm';
 import { PgTable } from 'drizzle-orm/pg-core';
@@ -13,15 +11,13 @@ import { NETWORKS } from '../../src/domain/assets';
 import * as schema from '../../src/db/schema';
 import { queryRows } from '../api/helpers';
 import { createTestDatabase } from '../helpers/db';
+import { journal, migrationsBefore } from '../helpers/migrations';
 
 /**
  * Migrations merged from parallel branches stay whole: every SQL file is in the journal, in order, with
  * increasing times (drizzle applies one only when its time is after the last applied), and a fresh
  * database gets every table the schema declares.
  */
-const journal = JSON.parse(fs.readFileSync(path.join(MIGRATIONS_FOLDER, 'meta/_journal.json'), 'utf8')) as {
-  entries: Array<{ idx: number; when: number; tag: string }>;
-};
 
 it('lists every migration file once, in order, with increasing times', () => {
   const files = fs.readdirSync(MIGRATIONS_FOLDER).filter((f) => f.endsWith('.sql')).map((f) => f.replace(/\.sql$/, '')).sort();
@@ -45,16 +41,12 @@ it('a fresh database has every table of the schema', async () => {
 });
 
 it('every address family has its index sequence; a database of counters goes on where each stood', async () => {
-  // The migrations up to the counters' last one, from a copy of the folder; then counters as a running gateway left them.
-  const old = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-migrations-'));
-  const upTo = journal.entries.findIndex((e) => e.tag === '0010_derivation_sequences');
-  fs.mkdirSync(path.join(old, 'meta'));
-  fs.writeFileSync(path.join(old, 'meta/_journal.json'), JSON.stringify({ ...journal, entries: journal.entries.slice(0, upTo) }));
-  for (const e of journal.entries.slice(0, upTo)) fs.copyFileSync(path.join(MIGRATIONS_FOLDER, `${e.tag}.sql`), path.join(old, `${e.tag}.sql`));
+  // The migrations before the sequences', from a copy of the folder; then counters as a running gateway left them.
+  const old = migrationsBefore('0010_derivation_sequences');
   const client = new PGlite();
   try {
     const db = drizzle(client) as unknown as Db;
-    await migrate(drizzle(client), { migrationsFolder: old });
+    await migrate(drizzle(client), { migrationsFolder: old.folder });
     await db.execute(sql`INSERT INTO derivation_counters (family, next_index) VALUES ('evm', 7), ('ltc', 0), ('retired', 3)`);
     await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_FOLDER });
     expect(await peekNextIndex(db, 'evm')).toBe(7n);
@@ -68,6 +60,6 @@ it('every address family has its index sequence; a database of counters goes on 
     expect(n).toBe(0);
   } finally {
     await client.close();
-    fs.rmSync(old, { recursive: true, force: true });
+    old.remove();
   }
 });
