@@ -15,7 +15,6 @@ import type { Db } from '../../src/db/client';
 import * as schema from '../../src/db/schema';
 import { chainCursors, paymentConfigs } from '../../src/db/schema';
 import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
-import { EvmAdapter } from '../../src/chains/evm/adapter';
 import { createAdapterRegistry } from '../../src/chains/factory';
 import { firstStart } from '../../src/chains/first-start';
 import { readCursor, scanOnce, startWatchers, type MatchedDeposit } from '../../src/chains/watcher';
@@ -28,20 +27,28 @@ jest.setTimeout(120_000);
 
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 let node: AnvilDevnet;
+/** The database without a proxy, the chain's adapters, and a provider for the customer's payments. */
+let direct: Db;
+let registry: ReturnType<typeof createAdapterRegistry>;
+let provider: JsonRpcProvider;
 const seed = testSeed();
 
 beforeAll(async () => {
   [database, node] = await Promise.all([createTestDatabase(), startAnvil({ dir: tmpDir('gw-watch-start-') })]);
+  direct = database.db;
+  registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
+  provider = new JsonRpcProvider(node.rpcUrl, Network.from(node.chainId), { staticNetwork: true, cacheTimeout: -1 });
 });
 
 afterAll(async () => {
+  await registry?.close();
+  provider?.destroy();
   await database?.drop();
   await node?.stop();
 });
 
 test('a deposit mined while the database was away since the watcher started is matched once it is back', async () => {
-  const adapter = new EvmAdapter({ network: 'ethereum', mode: 'regtest', rpcUrl: node.rpcUrl, chainId: node.chainId, seed, tokens: node.tokens });
-  const direct = drizzle(new Pool({ connectionString: database.url, max: 1 }), { schema }) as unknown as Db;
+  const adapter = await registry.get('ethereum');
   const addressIn = adapter.deriveAddressIn(7n);
   await direct.insert(paymentConfigs).values({
     callbackUrl: 'https://shop.example/cb/start', ticker: 'eth', family: 'evm', addressIn, addressOut: Wallet.createRandom().address,
@@ -57,14 +64,12 @@ test('a deposit mined while the database was away since the watcher started is m
   const pool = new Pool({ connectionString: url.toString(), max: 2, connectionTimeoutMillis: 1_000 });
   pool.on('error', () => undefined);
   const db = drizzle(pool, { schema }) as unknown as Db;
-  const registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
   const seen: MatchedDeposit[] = [];
   let failures = 0;
   const watchers = startWatchers({
     networks: registry.networks(), adapter: (n) => registry.get(n), db, intervalMs: 100,
     onMatch: async (_n, m) => void seen.push(...m), onError: () => void failures++,
   });
-  const provider = new JsonRpcProvider(node.rpcUrl, Network.from(node.chainId), { staticNetwork: true, cacheTimeout: -1 });
   try {
     await waitFor(() => failures >= 2, 10_000, 'passes failing while the database is away');
     const paid = await (await new Wallet(node.customerKey, provider).sendTransaction({ to: addressIn, value: parseEther('0.04') })).wait();
@@ -77,19 +82,12 @@ test('a deposit mined while the database was away since the watcher started is m
     expect((await readCursor(direct, 'ethereum'))!.height).toBeGreaterThanOrEqual(BigInt(paid!.blockNumber));
   } finally {
     await watchers.stop();
-    await registry.close();
-    provider.destroy();
-    await adapter.close();
     await pool.end().catch(() => undefined);
     await proxy.close();
-    await (direct as unknown as { $client: Pool }).$client.end();
   }
 });
 
 test('a deposit paid before the watcher first ran, to an address created before, is matched by its first start', async () => {
-  const direct = drizzle(new Pool({ connectionString: database.url, max: 1 }), { schema }) as unknown as Db;
-  const registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
-  const provider = new JsonRpcProvider(node.rpcUrl, Network.from(node.chainId), { staticNetwork: true, cacheTimeout: -1 });
   const seen: MatchedDeposit[] = [];
   let watchers: { stop(): Promise<void> } | undefined;
   try {
@@ -112,68 +110,49 @@ test('a deposit paid before the watcher first ran, to an address created before,
     expect(seen.filter((m) => m.config.addressIn === addressIn).map((m) => [m.deposit.txid, m.deposit.amount])).toEqual([[paid!.hash, parseEther('0.03')]]);
   } finally {
     await watchers?.stop();
-    await registry.close();
-    provider.destroy();
-    await (direct as unknown as { $client: Pool }).$client.end();
   }
 });
 
 test('with no configuration of the network, the first start is the head: older blocks are not read', async () => {
-  const direct = drizzle(new Pool({ connectionString: database.url, max: 1 }), { schema }) as unknown as Db;
-  const registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
-  try {
-    await direct.delete(chainCursors);
-    await direct.delete(paymentConfigs);
-    const adapter = await registry.get('ethereum');
-    const head = await adapter.head();
-    const scanned: bigint[] = [];
-    const scan = adapter.scan.bind(adapter);
-    const counting = Object.assign(Object.create(adapter) as typeof adapter, {
-      scan: async (cursor: Parameters<typeof adapter.scan>[0], max?: number) => {
-        const batch = await scan(cursor, max);
-        scanned.push(...batch.blocks.map((b) => b.height));
-        return batch;
-      },
-    });
-    expect(await scanOnce(counting, direct, 'ethereum')).toEqual([]);
-    expect(scanned).toEqual([]);
-    expect((await readCursor(direct, 'ethereum'))!.height).toBeGreaterThanOrEqual(head.height);
-  } finally {
-    await registry.close();
-    await (direct as unknown as { $client: Pool }).$client.end();
-  }
+  await direct.delete(chainCursors);
+  await direct.delete(paymentConfigs);
+  const adapter = await registry.get('ethereum');
+  const head = await adapter.head();
+  const scanned: bigint[] = [];
+  const scan = adapter.scan.bind(adapter);
+  const counting = Object.assign(Object.create(adapter) as typeof adapter, {
+    scan: async (cursor: Parameters<typeof adapter.scan>[0], max?: number) => {
+      const batch = await scan(cursor, max);
+      scanned.push(...batch.blocks.map((b) => b.height));
+      return batch;
+    },
+  });
+  expect(await scanOnce(counting, direct, 'ethereum')).toEqual([]);
+  expect(scanned).toEqual([]);
+  expect((await readCursor(direct, 'ethereum'))!.height).toBeGreaterThanOrEqual(head.height);
 });
 
 test('the first start is the last block stamped before the first configuration, less two minutes', async () => {
-  const direct = drizzle(new Pool({ connectionString: database.url, max: 1 }), { schema }) as unknown as Db;
-  const registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
-  const provider = new JsonRpcProvider(node.rpcUrl, Network.from(node.chainId), { staticNetwork: true, cacheTimeout: -1 });
-  try {
-    await direct.delete(paymentConfigs);
-    const adapter = await registry.get('ethereum');
-    await provider.send('anvil_mine', ['0x4']);
-    const before = await provider.getBlock('latest');
-    // Ten minutes pass on the chain; the configuration is made five minutes into them, three minutes after
-    // the margin's start: `before` is the last block stamped before that.
-    await provider.send('evm_increaseTime', [600]);
-    await provider.send('anvil_mine', ['0x3']);
-    const head = await adapter.head();
-    await direct.insert(paymentConfigs).values({
-      callbackUrl: 'https://shop.example/cb/stamped', ticker: 'eth', family: 'evm', addressIn: adapter.deriveAddressIn(9n), addressOut: Wallet.createRandom().address,
-      derivationIndex: 9n, notifyPending: false, notifyConfirmations: 12, post: 0, json: 0, convert: 0, priority: 'default',
-      createdAt: new Date((before!.timestamp + 300) * 1000),
-    });
-    expect(await firstStart(adapter, direct, 'ethereum', head)).toEqual({ height: BigInt(before!.number), hash: null });
-    // A node that serves whole blocks from `before` on only (pruned): the start is just below them.
-    const pruned = Object.assign(Object.create(adapter) as typeof adapter, { oldestReadable: async () => BigInt(before!.number) });
-    await direct.update(paymentConfigs).set({ createdAt: new Date(0) });
-    expect(await firstStart(pruned, direct, 'ethereum', head)).toEqual({ height: BigInt(before!.number) - 1n, hash: null });
-    // A configuration made after the head's block: nothing to look back for.
-    await direct.update(paymentConfigs).set({ createdAt: new Date(((await provider.getBlock('latest'))!.timestamp + 3600) * 1000) });
-    expect(await firstStart(adapter, direct, 'ethereum', head)).toBe(head);
-  } finally {
-    await registry.close();
-    provider.destroy();
-    await (direct as unknown as { $client: Pool }).$client.end();
-  }
+  await direct.delete(paymentConfigs);
+  const adapter = await registry.get('ethereum');
+  await provider.send('anvil_mine', ['0x4']);
+  const before = await provider.getBlock('latest');
+  // Ten minutes pass on the chain; the configuration is made five minutes into them, three minutes after
+  // the margin's start: `before` is the last block stamped before that.
+  await provider.send('evm_increaseTime', [600]);
+  await provider.send('anvil_mine', ['0x3']);
+  const head = await adapter.head();
+  await direct.insert(paymentConfigs).values({
+    callbackUrl: 'https://shop.example/cb/stamped', ticker: 'eth', family: 'evm', addressIn: adapter.deriveAddressIn(9n), addressOut: Wallet.createRandom().address,
+    derivationIndex: 9n, notifyPending: false, notifyConfirmations: 12, post: 0, json: 0, convert: 0, priority: 'default',
+    createdAt: new Date((before!.timestamp + 300) * 1000),
+  });
+  expect(await firstStart(adapter, direct, 'ethereum', head)).toEqual({ height: BigInt(before!.number), hash: null });
+  // A node that serves whole blocks from `before` on only (pruned): the start is just below them.
+  const pruned = Object.assign(Object.create(adapter) as typeof adapter, { oldestReadable: async () => BigInt(before!.number) });
+  await direct.update(paymentConfigs).set({ createdAt: new Date(0) });
+  expect(await firstStart(pruned, direct, 'ethereum', head)).toEqual({ height: BigInt(before!.number) - 1n, hash: null });
+  // A configuration made after the head's block: nothing to look back for.
+  await direct.update(paymentConfigs).set({ createdAt: new Date(((await provider.getBlock('latest'))!.timestamp + 3600) * 1000) });
+  expect(await firstStart(adapter, direct, 'ethereum', head)).toBe(head);
 });

@@ -7,6 +7,7 @@ import { MIGRATIONS_FOLDER, type Db } from '../../src/db/client';
 import { rowsOf } from '../../src/db/prepared';
 import { forwardedValueOfHost } from '../../src/db/queries/host-volume';
 import { storeSnapshotOnce } from '../../src/db/queries/payments';
+import { callbackHostSql } from '../../src/db/schema';
 import { createTestDatabase } from '../helpers/db';
 import { migrationsBefore } from '../helpers/migrations';
 
@@ -25,8 +26,6 @@ afterAll(async () => {
   await database?.drop();
 });
 
-const HOST_OF = `lower(substring(c.callback_url from '^[a-zA-Z][a-zA-Z0-9+.-]*://(?:[^/@?#]*@)?([^/:?#]+)'))`;
-
 /** The read before host_volume_hours: every payment of the host since `since`, summed. */
 async function summedFromPayments(db: Db, host: string, since: Date): Promise<Record<string, string>> {
   const rows = rowsOf<{ ticker: string; v: string }>(
@@ -34,7 +33,7 @@ async function summedFromPayments(db: Db, host: string, since: Date): Promise<Re
       SELECT p.ticker, sum(p.value_base * (CASE WHEN p.price ~ '^[0-9]+([.][0-9]+)?$' THEN p.price::numeric END))::text AS v
       FROM payments p JOIN payment_configs c ON c.id = p.config_id
       WHERE p.result IN ('sent', 'done') AND p.created_at >= ${since.toISOString()}::timestamptz AND p.price IS NOT NULL
-        AND ${sql.raw(HOST_OF)} = ${host}
+        AND ${callbackHostSql(sql.raw('c.callback_url'))} = ${host}
       GROUP BY p.ticker`),
   );
   return Object.fromEntries(rows.filter((r) => r.v !== null && Number(r.v) !== 0).map((r) => [r.ticker, r.v]));
