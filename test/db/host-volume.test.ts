@@ -84,12 +84,15 @@ it('whatever the statements that move payments, the tier reads what summing the 
     if (move === 5) await db.execute(sql`DELETE FROM payments WHERE deposit_key = ${key}`);
   }
   const now = Date.now();
+  // Any start the tier may ask for: at most 31 days back (older hours are dropped).
   for (const host of ['a.example', 'b.example', 'c.example']) {
-    for (const since of [new Date(now - 30 * 24 * 3600_000), new Date(now - randomInt(0, 35 * 24 * 3600_000)), new Date(now - 3600_000), new Date(now + 60_000)]) {
+    for (const since of [new Date(now - 30 * 24 * 3600_000), new Date(now - randomInt(0, 31 * 24 * 3600_000)), new Date(now - 3600_000), new Date(now + 60_000)]) {
       expect([host, since, same(await read(db, host, since))]).toEqual([host, since, same(await summedFromPayments(db, host, since))]);
     }
   }
-  expect(Object.keys(await read(db, 'a.example', new Date(now - 40 * 24 * 3600_000))).length).toBeGreaterThan(0);
+  expect(Object.keys(await read(db, 'a.example', new Date(now - 30 * 24 * 3600_000))).length).toBeGreaterThan(0);
+  // A window older than the hours kept is refused, not summed short.
+  await expect(forwardedValueOfHost(db, 'a.example', new Date(now - 32 * 24 * 3600_000))).rejects.toThrow(RangeError);
 });
 
 it('the window starts at its instant: in the hour it starts in, only the payments from that instant on count', async () => {
@@ -146,7 +149,7 @@ it('a host that opens a new hour drops its hours older than 31 days, and only it
   expect(await hours()).toEqual([{ host: 'old.example', n: 1 }, { host: 'other-old.example', n: 1 }]);
   await add(a, 'new-a', 0);
   expect(await hours()).toEqual([{ host: 'old.example', n: 1 }, { host: 'other-old.example', n: 1 }]);
-  expect(await read(db, 'old.example', new Date(Date.now() - 50 * 24 * 3600_000))).toEqual({ eth: '1000' });
+  expect(await read(db, 'old.example', new Date(Date.now() - 30 * 24 * 3600_000))).toEqual({ eth: '1000' });
 });
 
 it('the migration fills the sums in from the payments a running gateway already forwarded', async () => {

@@ -32,12 +32,17 @@ const forwardedValue = preparedStatement(
     GROUP BY ticker`,
 );
 
+/** How far back host_volume_hours keeps a host's hours (drizzle/0012: older ones go when the host opens a new hour). */
+const KEPT_MS = 31 * 24 * 3600_000;
+
 /**
  * Per ticker, the sum of value_base × price of the callback host's payments forwarded (sent or done) and
- * created since `since`, exact (numeric). It reads at most one row per hour and ticker of the window, and
+ * created since `since` (at most 31 days back), exact (numeric). It reads at most one row per hour and ticker of the window, and
  * the payments of its first hour: a forward's fee tier costs about the same at any merchant volume.
  */
 export async function forwardedValueOfHost(db: Db, host: string, since: Date): Promise<Array<{ ticker: string; valueTimesPrice: string }>> {
+  // A host's hours older than 31 days are dropped: a longer window would be summed short.
+  if (since.getTime() < Date.now() - KEPT_MS) throw new RangeError(`the volume is kept for 31 days; no window from ${since.toISOString()}`);
   const rows = rowsOf<{ ticker: string; value_times_price: string }>(await forwardedValue(db, { host: host.toLowerCase(), since: since.toISOString() }));
   return rows.map((r) => ({ ticker: r.ticker, valueTimesPrice: r.value_times_price }));
 }
