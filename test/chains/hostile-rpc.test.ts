@@ -7,13 +7,14 @@ import { jsonRpc } from '../../src/chains/devnet/process';
 import { startSurfnet, waitForSignature, type SurfnetDevnet } from '../../src/chains/devnet/surfnet';
 import { BitcoinRpc, RpcError } from '../../src/chains/utxo/rpc';
 import { NodeUnavailableError } from '../../src/chains/adapter';
+import { EvmRpcProvider } from '../../src/chains/evm/provider';
 import { FAULT_KINDS, startHostileRpc, type FaultKind, type HostileRpc } from '../helpers/hostile-rpc';
 import { tmpDir } from '../helpers/nodes';
 import { waitFor } from '../helpers/process';
 
 /**
  * The hostile proxy in front of each real node, seen through the clients the gateway uses: ethers'
- * JsonRpcProvider (as the EVM adapter builds it), @solana/web3.js Connection and the project's BitcoinRpc.
+ * JsonRpcProvider (EvmRpcProvider, as the EVM adapter builds it), @solana/web3.js Connection and the project's BitcoinRpc.
  * Each fault is forced alone (probability 1) and its lie is checked against the node read directly.
  */
 const only = (proxy: HostileRpc, kind: FaultKind) => {
@@ -34,7 +35,7 @@ describe('hostile RPC in front of anvil (ethers)', () => {
   beforeAll(async () => {
     node = await startAnvil({ dir: tmpDir('gw-hostile-anvil-') });
     proxy = await startHostileRpc({ upstream: node.rpcUrl, seed: 7, enabled: false });
-    viaProxy = new JsonRpcProvider(proxy.url, net, { staticNetwork: net, cacheTimeout: -1, batchMaxCount: 1 });
+    viaProxy = new EvmRpcProvider(proxy.url, net, { staticNetwork: net, cacheTimeout: -1, batchMaxCount: 1 });
     direct = new JsonRpcProvider(node.rpcUrl, net, { staticNetwork: net, cacheTimeout: -1 });
     customer = new Wallet(node.customerKey, direct);
   }, 120_000);

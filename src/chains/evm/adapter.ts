@@ -1,4 +1,4 @@
-import { getAddress, isError, JsonRpcProvider, Network, Transaction, type Wallet } from 'ethers';
+import { getAddress, isError, type JsonRpcProvider, Network, Transaction, type Wallet } from 'ethers';
 import { ASSETS, type Priority } from '../../domain/assets';
 import type { HdSeed } from '../keys';
 import type { ChainMode } from '../config';
@@ -28,6 +28,7 @@ import { ensureTopup } from './topup';
 import { parseTransferLog } from './erc20';
 import { BlockScanner, NATIVE_INDEX, nodeCall } from './scan';
 import { nativeWallet } from './signing-key';
+import { EvmRpcProvider } from './provider';
 
 export { NATIVE_INDEX };
 
@@ -65,7 +66,7 @@ export class EvmAdapter implements ChainAdapter {
     this.network = opts.network;
     const net = Network.from(opts.chainId);
     // A static network (no chainId probe per call) and no request cache: the cache answers stale heads.
-    this.provider = new JsonRpcProvider(opts.rpcUrl, net, { staticNetwork: net, cacheTimeout: -1, batchMaxCount: 1 });
+    this.provider = new EvmRpcProvider(opts.rpcUrl, net, { staticNetwork: net, cacheTimeout: -1, batchMaxCount: 1 });
     for (const [ticker, contract] of Object.entries(opts.tokens)) this.tokensByContract.set(getAddress(contract), ticker);
     this.scanner = new BlockScanner(this.network, this.provider, this.tokensByContract);
   }
