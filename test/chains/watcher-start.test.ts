@@ -10,41 +10,36 @@
  */
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { Pool } from 'pg';
-import { JsonRpcProvider, Network, Wallet, parseEther } from 'ethers';
+import { type JsonRpcProvider, Wallet, parseEther } from 'ethers';
 import type { Db } from '../../src/db/client';
 import * as schema from '../../src/db/schema';
 import { chainCursors, paymentConfigs } from '../../src/db/schema';
-import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
-import { createAdapterRegistry } from '../../src/chains/factory';
+import type { AnvilDevnet } from '../../src/chains/devnet/anvil';
+import type { createAdapterRegistry } from '../../src/chains/factory';
 import { firstStart } from '../../src/chains/first-start';
 import { readCursor, scanOnce, startWatchers, type MatchedDeposit } from '../../src/chains/watcher';
-import { createTestDatabase } from '../helpers/db';
+import type { createTestDatabase } from '../helpers/db';
+import { anvilWatchBed, type AnvilWatchBed } from '../helpers/anvil-watch';
 import { waitFor } from '../helpers/process';
 import { tcpProxy } from '../helpers/tcp-proxy';
-import { testSeed, tmpDir } from '../helpers/nodes';
 
 jest.setTimeout(120_000);
 
+let bed: AnvilWatchBed;
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 let node: AnvilDevnet;
 /** The database without a proxy, the chain's adapters, and a provider for the customer's payments. */
 let direct: Db;
 let registry: ReturnType<typeof createAdapterRegistry>;
 let provider: JsonRpcProvider;
-const seed = testSeed();
 
 beforeAll(async () => {
-  [database, node] = await Promise.all([createTestDatabase(), startAnvil({ dir: tmpDir('gw-watch-start-') })]);
-  direct = database.db;
-  registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
-  provider = new JsonRpcProvider(node.rpcUrl, Network.from(node.chainId), { staticNetwork: true, cacheTimeout: -1 });
+  bed = await anvilWatchBed('gw-watch-start-');
+  ({ database, db: direct, node, registry, provider } = bed);
 });
 
 afterAll(async () => {
-  await registry?.close();
-  provider?.destroy();
-  await database?.drop();
-  await node?.stop();
+  await bed?.close();
 });
 
 test('a deposit mined while the database was away since the watcher started is matched once it is back', async () => {

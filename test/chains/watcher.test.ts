@@ -20,10 +20,8 @@ import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
 import { jsonRpc } from '../../src/chains/devnet/process';
 import { confirmationsAtDetection, readCursor, scanOnce, startWatchers, type MatchedDeposit } from '../../src/chains/watcher';
 import { createAdapterRegistry } from '../../src/chains/factory';
-import { openHeadFeed } from '../../src/chains/heads';
 import { createTestDatabase } from '../helpers/db';
 import { isAlive, waitFor } from '../helpers/process';
-import { tcpProxy } from '../helpers/tcp-proxy';
 import { testSeed, tmpDir } from '../helpers/nodes';
 
 jest.setTimeout(120_000);
@@ -193,88 +191,6 @@ test('a reorg of the cursor block rewinds the cursor onto the canonical chain', 
 });
 
 /** A TCP proxy in front of the node whose connections the test can cut (a node or network that drops the feed). */
-test('a new head wakes the watcher: a deposit is matched long before the poll interval', async () => {
-  const registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
-  const seen: MatchedDeposit[] = [];
-  const wsUrl = node.rpcUrl.replace(/^http/, 'ws');
-  let passes = 0;
-  const watchers = startWatchers({
-    networks: registry.networks(),
-    adapter: (n) => registry.get(n),
-    db,
-    intervalMs: 600_000,
-    onMatch: async (_n, m) => void seen.push(...m),
-    onBatch: async () => void passes++,
-    heads: (network, wake) => openHeadFeed(network, wsUrl, wake),
-  });
-  try {
-    // The first passes have run (one at start, one at the subscription's wake) and the loop sleeps for ten
-    // minutes; anvil mines this transaction at once, and only its new head can wake the watcher.
-    await waitFor(() => passes >= 2, 10_000, 'the first passes');
-    await new Promise((r) => setTimeout(r, 500));
-    const before = passes;
-    await (await customer.sendTransaction({ to: adapter.deriveAddressIn(1n), value: parseEther('0.07') })).wait();
-    await waitFor(() => seen.some((m) => m.deposit.amount === parseEther('0.07')), 15_000, 'the woken watcher to match the deposit');
-    expect(passes).toBeGreaterThan(before);
-  } finally {
-    await watchers.stop();
-    await registry.close();
-  }
-});
-
-test('a dropped head feed is opened again and goes on waking', async () => {
-  const proxy = await tcpProxy(Number(new URL(node.rpcUrl).port));
-  const states: string[] = [];
-  let heads = 0;
-  const feed = openHeadFeed('ethereum', `ws://127.0.0.1:${proxy.port}`, () => heads++, { retryMs: 100, onState: (s) => states.push(s) });
-  try {
-    await waitFor(() => states.includes('subscribed'), 10_000, 'the feed to subscribe');
-    proxy.cut();
-    await waitFor(() => states.filter((s) => s === 'subscribed').length === 2, 10_000, 'the feed to subscribe again');
-    expect(states.slice(0, 3)).toEqual(['subscribed', 'dropped', 'subscribed']);
-    const before = heads;
-    await jsonRpc(node.rpcUrl, 'evm_mine');
-    await waitFor(() => heads > before, 10_000, 'a head through the new connection');
-  } finally {
-    feed.close();
-    await proxy.close();
-  }
-});
-
-test('while its head feed is live the watcher polls at the feed interval; a feed that drops puts it back on the short one at once', async () => {
-  const proxy = await tcpProxy(Number(new URL(node.rpcUrl).port));
-  const registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
-  let passes = 0;
-  const watchers = startWatchers({
-    networks: registry.networks(),
-    adapter: (n) => registry.get(n),
-    db,
-    intervalMs: 100,
-    feedIntervalMs: 600_000,
-    onMatch: async () => undefined,
-    onBatch: async () => void passes++,
-    // The feed never reconnects within the test: after the cut it stays dropped.
-    heads: (network, wake, live) => openHeadFeed(network, `ws://127.0.0.1:${proxy.port}`, wake, { retryMs: 600_000, onState: (s) => live(s === 'subscribed') }),
-  });
-  try {
-    await waitFor(() => passes >= 2, 10_000, 'the first passes (start, subscription)');
-    await new Promise((r) => setTimeout(r, 300));
-    const live = passes;
-    // No block is mined: a live feed announces none, and the ten-minute poll does not come.
-    await new Promise((r) => setTimeout(r, 1_500));
-    expect(passes - live).toBeLessThanOrEqual(1);
-    proxy.cut();
-    const dropped = passes;
-    await new Promise((r) => setTimeout(r, 1_500));
-    // 100 ms polls from the drop on: well over five passes in 1.5 s.
-    expect(passes - dropped).toBeGreaterThan(5);
-  } finally {
-    await watchers.stop();
-    await registry.close();
-    await proxy.close();
-  }
-});
-
 test('a pass another process is making is skipped, not waited for and made again; the loop goes on once that one is done', async () => {
   const [other, mine] = [await openPostgres(database.url, { migrate: false }), await openPostgres(database.url, { migrate: false })];
   const registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, seed);
