@@ -2,8 +2,6 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# patches/: the dependency patches npm install applies (patch-package, package.json's postinstall).
-COPY patches ./patches
 RUN npm install --no-audit --no-fund
 COPY . .
 RUN npm run build && node dist/scripts/bundle-workflows.js dist/workflow-bundle.js && npm prune --omit=dev

@@ -35,12 +35,7 @@ export const PREBUILT_BUNDLE = path.resolve(__dirname, '../../workflow-bundle.js
  */
 export const WORKFLOW_TASK_SLOTS = 60;
 
-/**
- * Builds a worker for the gateway's task queue. The SDK it runs is patched (patches/, applied by npm install):
- * its calls into a workflow's sandbox carry no time limit, since Node makes and joins a watchdog thread for
- * every vm call given one, several per workflow task on the worker's one workflow thread (README, "A patched
- * Temporal worker").
- */
+/** Builds a worker for the gateway's task queue. */
 export async function createWorker(opts: {
   address: string;
   namespace: string;
