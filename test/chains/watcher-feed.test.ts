@@ -33,14 +33,15 @@ afterAll(async () => {
   await bed?.close();
 });
 
+/** The network's watcher loop on the bed's adapters and database. */
+const watch = (opts: Omit<Parameters<typeof startWatchers>[0], 'networks' | 'adapter' | 'db'>) =>
+  startWatchers({ networks: bed.registry.networks(), adapter: (n) => bed.registry.get(n), db: bed.db, ...opts });
+
 test('a new head wakes the watcher: a deposit is matched long before the poll interval', async () => {
   const seen: MatchedDeposit[] = [];
   const wsUrl = bed.node.rpcUrl.replace(/^http/, 'ws');
   let passes = 0;
-  const watchers = startWatchers({
-    networks: bed.registry.networks(),
-    adapter: (n) => bed.registry.get(n),
-    db: bed.db,
+  const watchers = watch({
     intervalMs: 600_000,
     onMatch: async (_n, m) => void seen.push(...m),
     onBatch: async () => void passes++,
@@ -82,10 +83,7 @@ test('a dropped head feed is opened again and goes on waking', async () => {
 test('while its head feed is live the watcher polls at the feed interval; a feed that drops puts it back on the short one at once', async () => {
   const proxy = await tcpProxy(Number(new URL(bed.node.rpcUrl).port));
   let passes = 0;
-  const watchers = startWatchers({
-    networks: bed.registry.networks(),
-    adapter: (n) => bed.registry.get(n),
-    db: bed.db,
+  const watchers = watch({
     intervalMs: 100,
     feedIntervalMs: 600_000,
     onMatch: async () => undefined,
