@@ -1,0 +1,73 @@
+/**
+ * bench/pipeline.ts run several times in a row, each run on its own fresh bed, and its per-asset figures
+ * gathered: on a shared 2-core machine one burst's slowest deposit moves by a tenth of its bound from one run
+ * to the next (same code), so a target is read from several runs. Each run's ratios are against the chain's
+ * bound measured in that run, as bench/pipeline.ts prints them.
+ *
+ *   npx tsx bench/pipeline-repeat.ts                       (3 runs of bench/pipeline.ts's small burst)
+ *   npx tsx bench/pipeline-repeat.ts --runs 5 -- --eth 200 --erc20 50 --sol 50 --usdc 20 --ltc 0 --sol-slot-ms 1000
+ *
+ * Everything after `--` goes to every run of bench/pipeline.ts (not --json: each run writes its own, kept in
+ * the printed folder). Per asset it prints the slowest deposit / bound of each run, their median, how many runs
+ * met `--target` (default 1.5), and the median deposit's ratio; per run the machine's busy CPU and lost task
+ * starts. It exits non-zero when a run fails.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+const split = process.argv.indexOf('--');
+const own = split < 0 ? process.argv.slice(2) : process.argv.slice(2, split);
+const passed = split < 0 ? [] : process.argv.slice(split + 1);
+const { values: flags } = parseArgs({ args: own, options: { runs: { type: 'string', default: '3' }, target: { type: 'string', default: '1.5' } } });
+const RUNS = Math.max(1, Number(flags.runs));
+const TARGET = Number(flags.target);
+if (passed.includes('--json')) throw new Error('--json is set per run by this script');
+
+interface Summary {
+  ticker: string;
+  ratio: { p50: number };
+  slowestRatio: number;
+  taskTimeouts: { deposits: number };
+}
+interface Run {
+  summaries: Summary[];
+  busyCoreS: number;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+function main(): void {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-pipeline-repeat-'));
+  const runs: Run[] = [];
+  for (let i = 1; i <= RUNS; i++) {
+    const json = path.join(dir, `run-${i}.json`);
+    console.log(`== run ${i} of ${RUNS}: bench/pipeline.ts ${passed.join(' ')}`);
+    const r = spawnSync(process.execPath, [path.resolve(__dirname, '../node_modules/tsx/dist/cli.mjs'), path.resolve(__dirname, 'pipeline.ts'), ...passed, '--json', json], { stdio: 'inherit' });
+    if (r.status !== 0) {
+      console.error(`run ${i} failed (exit ${r.status ?? r.signal}); runs so far in ${dir}`);
+      process.exit(1);
+    }
+    runs.push(JSON.parse(fs.readFileSync(json, 'utf8')) as Run);
+  }
+  const f = (x: number) => x.toFixed(2);
+  console.log(`\n${RUNS} runs (per-run JSON in ${dir}); slowest deposit / its chain bound, per run:`);
+  for (const { ticker } of runs[0].summaries) {
+    const of = runs.map((run) => run.summaries.find((s) => s.ticker === ticker)!);
+    const slowest = of.map((s) => s.slowestRatio);
+    const met = slowest.filter((x) => x <= TARGET).length;
+    console.log(
+      `${ticker.padEnd(11)} ${slowest.map(f).join(', ')}  median ${f(median(slowest))}, ${met} of ${RUNS} ≤ ${TARGET}; ` +
+        `median deposit ${of.map((s) => f(s.ratio.p50)).join(', ')}`,
+    );
+  }
+  console.log(`machine CPU per burst (core-s): ${runs.map((run) => run.busyCoreS.toFixed(1)).join(', ')}`);
+  console.log(`deposits with a lost task start, per run: ${runs.map((run) => run.summaries.reduce((n, s) => n + s.taskTimeouts.deposits, 0)).join(', ')}`);
+}
+
+main();
