@@ -34,6 +34,9 @@ export function preparedStatement(name: string, query: SQL): (db: Db, values: Re
   return (db, values) => prepared(db).execute(values);
 }
 
+/** A named value of a prepared statement: `sql.placeholder(name)`. */
+export const $ = (name: string) => sql.placeholder(name);
+
 /**
  * A placeholder where drizzle's types take only SQL (an update's `set`). Its value goes to the driver as
  * given, not through the column's encoder: a time as an ISO string, JSON as its text.

@@ -1,12 +1,9 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client';
-import { preparedStatement, rowsOf } from '../prepared';
+import { $, preparedStatement, rowsOf } from '../prepared';
 import type { NewPaymentConfig } from './configs';
 import { nextIndexSql } from './derivation';
 import { AddressPoolEmptyError } from './public-material';
-
-/** A named value of a prepared statement. */
-const $ = (name: string) => sql.placeholder(name);
 
 /**
  * SPEC 4.6 create in one round trip: one statement reads the callback's existing configuration and whether

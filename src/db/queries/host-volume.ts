@@ -1,9 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client';
-import { preparedStatement, rowsOf } from '../prepared';
+import { $, preparedStatement, rowsOf } from '../prepared';
 import { callbackHostSql } from '../schema';
-
-const $ = (name: string) => sql.placeholder(name);
 
 /** A price that is not a plain decimal counts as none (the callbacks omit it too: isValidPrice). */
 const PLAIN_DECIMAL = sql.raw(`'^[0-9]+([.][0-9]+)?$'`);
