@@ -17,6 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { stats, type AssetSummary } from './pipeline/report';
 
 const split = process.argv.indexOf('--');
 const own = split < 0 ? process.argv.slice(2) : process.argv.slice(2, split);
@@ -26,21 +27,11 @@ const RUNS = Math.max(1, Number(flags.runs));
 const TARGET = Number(flags.target);
 if (passed.includes('--json')) throw new Error('--json is set per run by this script');
 
-interface Summary {
-  ticker: string;
-  ratio: { p50: number };
-  slowestRatio: number;
-  taskTimeouts: { deposits: number };
-}
+/** What this script reads of a run's --json (bench/pipeline.ts writes it). */
 interface Run {
-  summaries: Summary[];
+  summaries: AssetSummary[];
   busyCoreS: number;
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 function main(): void {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-pipeline-repeat-'));
@@ -55,15 +46,15 @@ function main(): void {
     }
     runs.push(JSON.parse(fs.readFileSync(json, 'utf8')) as Run);
   }
-  const f = (x: number) => x.toFixed(2);
+  const f = (x: number | null | undefined) => (x == null ? '-' : x.toFixed(2));
   console.log(`\n${RUNS} runs (per-run JSON in ${dir}); slowest deposit / its chain bound, per run:`);
   for (const { ticker } of runs[0].summaries) {
     const of = runs.map((run) => run.summaries.find((s) => s.ticker === ticker)!);
-    const slowest = of.map((s) => s.slowestRatio);
+    const slowest = of.map((s) => s.slowestRatio).filter((x): x is number => x !== null);
     const met = slowest.filter((x) => x <= TARGET).length;
     console.log(
-      `${ticker.padEnd(11)} ${slowest.map(f).join(', ')}  median ${f(median(slowest))}, ${met} of ${RUNS} ≤ ${TARGET}; ` +
-        `median deposit ${of.map((s) => f(s.ratio.p50)).join(', ')}`,
+      `${ticker.padEnd(11)} ${slowest.map(f).join(', ')}  median ${f(stats(slowest)?.p50)}, ${met} of ${RUNS} ≤ ${TARGET}; ` +
+        `median deposit ${of.map((s) => f(s.ratio?.p50)).join(', ')}`,
     );
   }
   console.log(`machine CPU per burst (core-s): ${runs.map((run) => run.busyCoreS.toFixed(1)).join(', ')}`);
