@@ -5,7 +5,8 @@
  *
  *   DATABASE_URL=postgres://… npm run bench -- api.ts
  *   (BENCH_SECONDS per measurement, default 10; BENCH_ROUNDS, default 2; BENCH_ONLY=catalog,create to pick;
- *    BENCH_PROFILE=<dir> to have the API process write a CPU profile (node --cpu-prof) there)
+ *    BENCH_PROFILE=<dir> to have the API process and the bare one write CPU profiles (node --cpu-prof) in <dir>/api
+ *    and <dir>/bare)
  *
  * Prints per scenario and round: requests per second of both, the ratio gateway / bare, p50 and p99 of
  * both, and errors (connection errors, timeouts, non-2xx). A throw-away database is created and dropped.
@@ -84,6 +85,10 @@ function apiEnv(dbUrl: string, port: number): NodeJS.ProcessEnv {
   return env;
 }
 
+/** BENCH_PROFILE=<dir>: each server process writes CPU profiles (one per thread) when it stops, in <dir>/api or <dir>/bare. */
+const profileArgs = (name: 'api' | 'bare'): string[] =>
+  process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_PROFILE, name)}`] : [];
+
 const fmt = (n: number, w: number, d = 0) => n.toFixed(d).padStart(w);
 
 async function main(): Promise<void> {
@@ -107,8 +112,7 @@ async function main(): Promise<void> {
         apiEnv(db.url, apiPort),
         path.join(dir, 'api.log'),
         up(apiBase),
-        // BENCH_PROFILE=<dir>: the API process writes a CPU profile there when it stops.
-        process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_PROFILE)}`] : [],
+        profileArgs('api'),
       ),
     );
     // Each logs scenario reads one configuration with five payments of two delivery attempts each; logs-live's
@@ -133,6 +137,7 @@ async function main(): Promise<void> {
     children.push(
       await startChild('bare', 'bench/api-bare.ts', { ...process.env, DATABASE_URL: db.url, BARE_PORT: String(barePort), BARE_BODIES: path.join(dir, 'bodies.json') }, path.join(dir, 'bare.log'), async () =>
         (await fetch(`${bareBase}/api/cryptocurrencies`)).status === 200,
+        profileArgs('bare'),
       ),
     );
 

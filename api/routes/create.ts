@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { canonicalIfValid } from '../../src/chains/addresses';
 import { acceptTicker, type NewPaymentConfig } from '../../src/db/queries/configs';
-import { DerivedAddressMissingError, createConfig, createLookup, type CreatedConfig } from '../../src/db/queries/create-config';
+import { DerivedAddressMissingError, createLookup, type CreatedConfig } from '../../src/db/queries/create-config';
 import { AddressPoolEmptyError } from '../../src/db/queries/public-material';
 import { addressPoolEmpty } from '../../src/observability/metrics';
 import { tickerFromPath, PRIORITIES, type Priority } from '../../src/domain/assets';
@@ -11,6 +11,7 @@ import { GatewayError, type FieldErrors } from '../../src/domain/errors';
 import { formatUnits } from '../../src/domain/money';
 import { routeAsset } from '../asset-cache';
 import { confirmationsRequired, type AssetView } from '../assets';
+import { CreateBatcher } from '../create-batch';
 import type { PublicDeps } from '../deps';
 import { ChainTokenParams, DecimalString, TickerParams, errorResponses, fieldErrors, newFieldErrors } from '../schemas';
 import { callbackUrlProblems, CALLBACK_URL_MAX } from '../validation/callback-url';
@@ -140,12 +141,12 @@ const OUT_IS_DEPOSIT = 'Must not be a deposit address of this gateway.';
 const MISSING_ADDRESS_RETRIES = 5;
 
 /** A new configuration of the callback (`created`), or the one stored before (or by another create meanwhile). */
-async function createOrFind(deps: PublicDeps, v: AssetView, c: Checked): Promise<{ config: CreatedConfig | undefined; created: boolean }> {
+async function createOrFind(deps: PublicDeps, creates: CreateBatcher, v: AssetView, c: Checked): Promise<{ config: CreatedConfig | undefined; created: boolean }> {
   const { from, supply } = await deps.addresses.depositAddresses(v.network.id, v.runtime!.mode);
   if (supply && !supply.stocked) await supply.refill();
   for (let attempt = 0; ; attempt++) {
     try {
-      const { outIsDeposit, existing, made } = await createConfig(deps.db, c.input, from, c.outCanonical);
+      const { outIsDeposit, existing, made } = await creates.create(c.input, from, c.outCanonical);
       if (outIsDeposit) throw new GatewayError(1001, undefined, { ...newFieldErrors(), address_out: [OUT_IS_DEPOSIT] });
       if (made) {
         supply?.noteTaken(made.derivationIndex);
@@ -164,10 +165,10 @@ async function createOrFind(deps: PublicDeps, v: AssetView, c: Checked): Promise
   }
 }
 
-async function create(deps: PublicDeps, ticker: string, req: Request) {
+async function create(deps: PublicDeps, creates: CreateBatcher, ticker: string, req: Request) {
   const v = await routeAsset(deps, ticker, { servedOnly: true });
   const checked = await check(deps, readParams(req), v);
-  const { config, created } = await createOrFind(deps, v, checked);
+  const { config, created } = await createOrFind(deps, creates, v, checked);
   if (!config) throw new Error('payment configuration vanished after a callback_url conflict');
   if (config.family !== checked.input.family) {
     throw new GatewayError(1202, `This callback URL already belongs to the ${config.family} address family. Use a new callback URL.`);
@@ -188,6 +189,7 @@ async function create(deps: PublicDeps, ticker: string, req: Request) {
 }
 
 export function createRoutes(deps: PublicDeps, r: Router = Router()): Router {
+  const creates = new CreateBatcher(deps.db);
   const bodies = [
     express.json({ limit: BODY_LIMIT, strict: true }),
     express.urlencoded({ extended: false, limit: BODY_LIMIT, parameterLimit: 50 }),
@@ -195,16 +197,16 @@ export function createRoutes(deps: PublicDeps, r: Router = Router()): Router {
   // HEAD would run the GET handler and create a configuration without showing it: not a create method.
   r.head(['/api/:ticker/create', '/api/:chain/:token/create'], (_req, _res, next) => next('router'));
   r.get('/api/:ticker/create', async (req, res) => {
-    res.json(await create(deps, tickerFromPath(req.params.ticker), req));
+    res.json(await create(deps, creates, tickerFromPath(req.params.ticker), req));
   });
   r.get('/api/:chain/:token/create', async (req, res) => {
-    res.json(await create(deps, tickerFromPath(req.params.chain, req.params.token), req));
+    res.json(await create(deps, creates, tickerFromPath(req.params.chain, req.params.token), req));
   });
   r.post('/api/:ticker/create', ...bodies, async (req, res) => {
-    res.json(await create(deps, tickerFromPath(req.params.ticker), req));
+    res.json(await create(deps, creates, tickerFromPath(req.params.ticker), req));
   });
   r.post('/api/:chain/:token/create', ...bodies, async (req, res) => {
-    res.json(await create(deps, tickerFromPath(req.params.chain, req.params.token), req));
+    res.json(await create(deps, creates, tickerFromPath(req.params.chain, req.params.token), req));
   });
   return r;
 }

@@ -186,3 +186,88 @@ export async function createConfig(db: Db, input: NewPaymentConfig, from: Addres
     throw e;
   }
 }
+
+/** One create of a batch: what createConfig takes. */
+export interface BatchedCreate {
+  input: NewPaymentConfig;
+  outCanonical: string;
+}
+
+/**
+ * createConfig's statement for many creates of one derived source and family at once (api/create-batch.ts):
+ * the requests as one JSON value, each looked up, and each free one given the next index with its address,
+ * inserted with its ticker. A callback URL stored meanwhile by another transaction is skipped (ON CONFLICT
+ * DO NOTHING: neither made nor found, as createConfig's unique violation), its index never handed out. Any
+ * other failure (an index with no stored address) fails the whole statement: the caller runs each create
+ * alone. The callback URLs of one batch are distinct.
+ */
+const batchStatement = preparedStatement(
+  'gateway_create_derived_batch',
+  sql`
+    WITH input AS (
+      SELECT * FROM json_to_recordset(${$('items')}::json) AS i(
+        n integer, callback_url text, ticker text, address_out text, out_canonical text, notify_pending boolean,
+        notify_confirmations integer, post smallint, json smallint, convert smallint, priority text, minimum numeric)),
+    look AS (
+      -- Scalar subqueries, an index probe per request: the planner takes json_to_recordset for 100 rows, and
+      -- would answer an EXISTS here by hashing every address_in of the family once per statement.
+      SELECT i.*,
+             coalesce((SELECT true FROM payment_configs WHERE family = ${$('family')}::text AND address_in = i.out_canonical LIMIT 1), false) AS out_is_deposit,
+             (SELECT id FROM payment_configs WHERE callback_url = i.callback_url) AS existing_id
+      FROM input i),
+    idx AS (SELECT look.n, ${nextIndexSql($('family'))} AS i FROM look WHERE NOT look.out_is_deposit AND look.existing_id IS NULL),
+    addr AS (
+      SELECT idx.n, idx.i AS derivation_index,
+             (SELECT d.address FROM derived_addresses d WHERE d.source = ${$('source')}::text AND d.derivation_index = idx.i) AS address
+      FROM idx),
+    cfg AS (
+      INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending,
+        notify_confirmations, post, json, convert, priority, minimum_transaction_base)
+      SELECT l.callback_url, l.ticker, ${$('family')}::text, a.address, l.address_out, a.derivation_index, l.notify_pending,
+        l.notify_confirmations, l.post, l.json, l.convert, l.priority, l.minimum
+      FROM look l JOIN addr a ON a.n = l.n
+      ORDER BY l.n
+      ON CONFLICT (callback_url) DO NOTHING
+      RETURNING ${RETURNED}),
+    ticker AS (INSERT INTO config_tickers (config_id, ticker) SELECT id, ticker FROM cfg)
+    SELECT look.n, look.out_is_deposit, (c.id IS NOT NULL) AS made,
+           coalesce(c.id, e.id) AS id, coalesce(c.callback_url, e.callback_url) AS callback_url, coalesce(c.ticker, e.ticker) AS ticker,
+           coalesce(c.family, e.family) AS family, coalesce(c.address_in, e.address_in) AS address_in,
+           coalesce(c.address_out, e.address_out) AS address_out, coalesce(c.derivation_index, e.derivation_index) AS derivation_index,
+           coalesce(c.priority, e.priority) AS priority, coalesce(c.minimum_transaction_base, e.minimum_transaction_base) AS minimum_transaction_base
+    FROM look
+      LEFT JOIN cfg c ON c.callback_url = look.callback_url
+      LEFT JOIN LATERAL (SELECT ${RETURNED} FROM payment_configs WHERE id = look.existing_id AND c.id IS NULL) AS e ON true
+    ORDER BY look.n`,
+);
+
+/**
+ * createConfig for each of `creates` (one derived source, one family, distinct callback URLs) in one
+ * statement: each outcome as createConfig would give it. Throws when the statement fails; then nothing of it
+ * was stored but the sequence steps, and each create may be run alone.
+ */
+export async function createConfigs(db: Db, creates: readonly BatchedCreate[], from: { kind: 'derived'; source: string }, family: string): Promise<CreateOutcome[]> {
+  const items = creates.map(({ input, outCanonical }, n) => ({
+    n,
+    callback_url: input.callbackUrl,
+    ticker: input.ticker,
+    address_out: input.addressOut,
+    out_canonical: outCanonical,
+    notify_pending: input.notifyPending,
+    notify_confirmations: input.notifyConfirmations,
+    post: input.post,
+    json: input.json,
+    convert: input.convert,
+    priority: input.priority,
+    minimum: input.minimumTransactionBase.toString(),
+  }));
+  const result = await batchStatement(db, { items: JSON.stringify(items), family, source: from.source });
+  const outcomes: CreateOutcome[] = [];
+  for (const row of rowsOf<ConfigRow & { n: number; out_is_deposit: boolean; made: boolean }>(result)) {
+    const config = row.id ? toConfig(row) : undefined;
+    outcomes[Number(row.n)] = { outIsDeposit: row.out_is_deposit === true, ...(row.made ? { made: config } : { existing: config }) };
+  }
+  if (outcomes.filter(Boolean).length !== creates.length) throw new Error(`a create batch of ${creates.length} did not answer each`);
+  return outcomes;
+}
+
