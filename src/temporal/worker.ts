@@ -35,6 +35,19 @@ export const PREBUILT_BUNDLE = path.resolve(__dirname, '../../workflow-bundle.js
  */
 export const WORKFLOW_TASK_SLOTS = 60;
 
+/**
+ * The share of a worker's workflow task polls kept on the normal queue (SDK default 0.2), the rest on its
+ * sticky queue. A poll holds a task slot while it waits (sdk-core takes the slot before it polls), and in a
+ * burst the normal queue is empty while the sticky one is full: at 0.2, 12 of the 60 slots waited on empty
+ * normal polls and each worker ran at most 48 tasks (bench/pipeline.ts's per-deposit trace: 48-49 at once per
+ * worker all through the eth deposits' due phase). At 0.1, 6 polls and 54 tasks. Full burst, same machine and
+ * day, slowest eth deposit / chain bound: 1.51, 1.73, 1.54, 1.52 at 0.2; 1.41, 1.35, 1.44, 1.48, 1.59, 1.52,
+ * 1.43 at 0.1, and 1.93 in an eighth run where the server lost 2 task starts (see WORKFLOW_TASK_SLOTS); the
+ * wait from the due signal to the task's start went from 1.7-2.5 s to 0.6-1.2 s at p50. A new deposit's first
+ * task (normal queue) started as soon at both.
+ */
+export const NORMAL_QUEUE_POLL_SHARE = 0.1;
+
 /** Builds a worker for the gateway's task queue. */
 export async function createWorker(opts: {
   address: string;
@@ -72,6 +85,7 @@ export async function createWorker(opts: {
     // again. bench/pipeline.ts, 40-deposit burst at 2 s blocks, 3 runs each: signal → task started p50
     // 330/232/285 ms with 10 polls, 164/108/216 with 40.
     workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: WORKFLOW_TASK_SLOTS },
+    nonStickyToStickyPollRatio: NORMAL_QUEUE_POLL_SHARE,
     ...opts.extra,
   });
   return { worker, connection };
