@@ -42,9 +42,9 @@ export const WORKFLOW_TASK_SLOTS = 60;
  * normal polls and each worker ran at most 48 tasks (bench/pipeline.ts's per-deposit trace: 48-49 at once per
  * worker all through the eth deposits' due phase). At 0.1, 6 polls and 54 tasks. Full burst, same machine and
  * day, slowest eth deposit / chain bound: 1.51, 1.73, 1.54, 1.52 at 0.2; 1.41, 1.35, 1.44, 1.48, 1.59, 1.52,
- * 1.43 at 0.1, and 1.93 in an eighth run where the server lost 2 task starts (see WORKFLOW_TASK_SLOTS); the
- * wait from the due signal to the task's start went from 1.7-2.5 s to 0.6-1.2 s at p50. A new deposit's first
- * task (normal queue) started as soon at both.
+ * 1.43 at 0.1, and 1.93 in an eighth run where the server lost 2 task starts (see WORKFLOW_TASK_SLOTS); an eth
+ * deposit's due signal to its task's start, p50 0.7-2.1 s at 0.2 and 0.2-0.5 s at 0.1 (p95 3.2-5.1 and 2.0-3.9 s).
+ * A new deposit's first task (normal queue) started as soon at both.
  */
 export const NORMAL_QUEUE_POLL_SHARE = 0.1;
 
