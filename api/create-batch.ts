@@ -45,8 +45,8 @@ export class CreateBatcher {
     if (from.kind !== 'derived') return createConfig(this.db, input, from, outCanonical);
     return new Promise<CreateOutcome>((resolve, reject) => {
       const key = `${from.source}\n${input.family}`;
-      const queue = this.queues.get(key) ?? [];
-      if (queue.length === 0) this.queues.set(key, queue);
+      let queue = this.queues.get(key);
+      if (!queue) this.queues.set(key, (queue = []));
       queue.push({ input, outCanonical, from, resolve, reject });
       this.pump();
     });

@@ -56,6 +56,11 @@ interface ConfigRow {
   minimum_transaction_base: string | null;
 }
 
+/** The columns a create inserts, in the order both create statements give their values. */
+const INSERTED = sql.raw(
+  'callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority, minimum_transaction_base',
+);
+
 const RETURNED = sql.raw('id, callback_url, ticker, family, address_in, address_out, derivation_index, priority, minimum_transaction_base::text AS minimum_transaction_base');
 
 const toConfig = (r: ConfigRow): CreatedConfig => ({
@@ -128,8 +133,7 @@ function createStatement(kind: AddressSource['kind']) {
                (SELECT id FROM payment_configs WHERE callback_url = ${$('callbackUrl')}::text) AS existing_id),
       ${addressRow(kind)},
       cfg AS (
-        INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending,
-          notify_confirmations, post, json, convert, priority, minimum_transaction_base)
+        INSERT INTO payment_configs (${INSERTED})
         SELECT ${$('callbackUrl')}::text, ${$('ticker')}::text, ${$('family')}::text, addr.address, ${$('addressOut')}::text,
           addr.derivation_index, ${$('notifyPending')}::boolean, ${$('notifyConfirmations')}::integer, ${$('post')}::smallint,
           ${$('json')}::smallint, ${$('convert')}::smallint, ${$('priority')}::text, ${$('minimum')}::numeric
@@ -160,6 +164,14 @@ export interface CreateOutcome {
   made?: CreatedConfig;
 }
 
+/** A create statement's row: what it found or made, and whether address_out is a deposit address. */
+type OutcomeRow = ConfigRow & { out_is_deposit: boolean; made: boolean };
+
+const outcomeOf = (row: OutcomeRow): CreateOutcome => {
+  const config = row.id ? toConfig(row) : undefined;
+  return { outIsDeposit: row.out_is_deposit === true, ...(row.made ? { made: config } : { existing: config }) };
+};
+
 /**
  * A create in one statement: the look-up of createLookup, and only when address_out (canonical) is no
  * deposit address of the family and the callback URL is new, the next address of `from` with the new
@@ -175,9 +187,7 @@ export async function createConfig(db: Db, input: NewPaymentConfig, from: Addres
       source: from.kind === 'derived' ? from.source : from.network,
       minimum: input.minimumTransactionBase.toString(),
     });
-    const [row] = rowsOf<ConfigRow & { out_is_deposit: boolean; made: boolean }>(result);
-    const config = row.id ? toConfig(row) : undefined;
-    return { outIsDeposit: row.out_is_deposit === true, ...(row.made ? { made: config } : { existing: config }) };
+    return outcomeOf(rowsOf<OutcomeRow>(result)[0]);
   } catch (e) {
     const { code, constraint } = codeOf(e);
     if (code === '23505' && constraint === 'payment_configs_callback_url_uq') return { outIsDeposit: false };
@@ -221,8 +231,7 @@ const batchStatement = preparedStatement(
              (SELECT d.address FROM derived_addresses d WHERE d.source = ${$('source')}::text AND d.derivation_index = idx.i) AS address
       FROM idx),
     cfg AS (
-      INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending,
-        notify_confirmations, post, json, convert, priority, minimum_transaction_base)
+      INSERT INTO payment_configs (${INSERTED})
       SELECT l.callback_url, l.ticker, ${$('family')}::text, a.address, l.address_out, a.derivation_index, l.notify_pending,
         l.notify_confirmations, l.post, l.json, l.convert, l.priority, l.minimum
       FROM look l JOIN addr a ON a.n = l.n
@@ -263,10 +272,7 @@ export async function createConfigs(db: Db, creates: readonly BatchedCreate[], f
   }));
   const result = await batchStatement(db, { items: JSON.stringify(items), family, source: from.source });
   const outcomes: CreateOutcome[] = [];
-  for (const row of rowsOf<ConfigRow & { n: number; out_is_deposit: boolean; made: boolean }>(result)) {
-    const config = row.id ? toConfig(row) : undefined;
-    outcomes[Number(row.n)] = { outIsDeposit: row.out_is_deposit === true, ...(row.made ? { made: config } : { existing: config }) };
-  }
+  for (const row of rowsOf<OutcomeRow & { n: number }>(result)) outcomes[Number(row.n)] = outcomeOf(row);
   if (outcomes.filter(Boolean).length !== creates.length) throw new Error(`a create batch of ${creates.length} did not answer each`);
   return outcomes;
 }
