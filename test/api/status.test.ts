@@ -1,9 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Router } from 'express';
+import type { Router } from 'express';
 import { createApp } from '../../api/app';
 
-async function serve(routes: Router[] = []) {
+async function serve(routes: Array<(r: Router) => unknown> = []) {
   const logged: unknown[] = [];
   const server = http.createServer(createApp({ routes, log: (_m, e) => logged.push(e) }));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -45,10 +45,10 @@ describe('status endpoints and error shape', () => {
   });
 
   it('an unexpected error → 500, code 1501, with no internals in the body', async () => {
-    const boom = Router();
-    boom.get('/api/boom', () => {
-      throw new Error('secret internals: connection string postgres://u:hunter2@db');
-    });
+    const boom = (r: Router) =>
+      r.get('/api/boom', () => {
+        throw new Error('secret internals: connection string postgres://u:hunter2@db');
+      });
     const s = await serve([boom]);
     try {
       const r = await fetch(`${s.base}/api/boom`);

@@ -32,8 +32,8 @@ beforeAll(async () => {
 
 /** The public routes on `db`, on a random port. */
 async function serve(db: Db) {
-  const routes = publicRoutes({ db, addresses: publicMaterialFrom(db), chains: allChains(), config: loadConfig({}), getPublicKeyPem: async () => undefined });
-  const s = http.createServer(createApp({ routes, log: () => undefined }));
+  const deps = { db, addresses: publicMaterialFrom(db), chains: allChains(), config: loadConfig({}), getPublicKeyPem: async () => undefined };
+  const s = http.createServer(createApp({ routes: [(r) => publicRoutes(deps, r)], log: () => undefined }));
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
   return {
     server: s,

@@ -18,7 +18,7 @@ export async function startKeyServer(keys: { right: string; wrong: string }) {
   for (const served of ['right', 'wrong', 'none'] as const) {
     const pem = served === 'none' ? undefined : keys[served];
     // pubkeyRoutes only reads getPublicKeyPem.
-    const gateway = createApp({ routes: [pubkeyRoutes({ getPublicKeyPem: async () => pem } as PublicDeps)] });
+    const gateway = createApp({ routes: [(r) => pubkeyRoutes({ getPublicKeyPem: async () => pem } as PublicDeps, r)] });
     outer.use(`/${served}/:id`, (req, _res, next) => {
       const prefix = req.originalUrl.split('/').slice(0, 3).join('/');
       fetches.set(prefix, (fetches.get(prefix) ?? 0) + 1);
