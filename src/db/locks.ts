@@ -84,12 +84,20 @@ interface Held {
 /** The one session that takes uncontended locks; connected on first use and again after a loss. */
 function sharedSession(url: string): { tryLock(name: string): Promise<Held | 'busy' | undefined>; close(): Promise<void> } {
   let closed = false;
-  let current: { client: Client; ready: Promise<void>; lost: boolean; held: Set<number> } | undefined;
+  let current: { client: Client; ready: Promise<void>; lost: boolean; held: Set<number>; query: Client['query'] } | undefined;
 
   const session = () => {
     if (current && !current.lost) return current;
     const client = new Client({ connectionString: url, connectionTimeoutMillis: 5_000, application_name: 'gateway locks' });
-    const s = { client, ready: Promise.resolve(), lost: false, held: new Set<number>() };
+    // One statement at a time, in the order asked, as pg's own queue did (the guards below rely on that order):
+    // pg 8 warns of a query sent while another runs, and pg 9 drops its queue.
+    let tail: Promise<unknown> = Promise.resolve();
+    const query = ((text: string, values?: unknown[]) => {
+      const next = tail.then(() => client.query(text, values));
+      tail = next.catch(() => undefined);
+      return next;
+    }) as Client['query'];
+    const s = { client, ready: Promise.resolve(), lost: false, held: new Set<number>(), query };
     const lose = (e?: Error) => {
       if (s.lost) return;
       s.lost = true;
@@ -117,7 +125,7 @@ function sharedSession(url: string): { tryLock(name: string): Promise<Held | 'bu
       let hash: number;
       try {
         await s.ready;
-        const { rows } = await s.client.query<{ h: number; ok: boolean }>('SELECT hashtext($1) AS h, pg_try_advisory_lock(hashtext($1)) AS ok', [name]);
+        const { rows } = await s.query<{ h: number; ok: boolean }>('SELECT hashtext($1) AS h, pg_try_advisory_lock(hashtext($1)) AS ok', [name]);
         if (!rows[0].ok) return 'busy';
         hash = rows[0].h;
       } catch {
@@ -126,7 +134,7 @@ function sharedSession(url: string): { tryLock(name: string): Promise<Held | 'bu
       }
       if (s.held.has(hash)) {
         // Another name with the same hash holds it here: the grant was a reentrant one. Give it back and wait elsewhere.
-        await s.client.query('SELECT pg_advisory_unlock($1::int)', [hash]).catch(() => undefined);
+        await s.query('SELECT pg_advisory_unlock($1::int)', [hash]).catch(() => undefined);
         return undefined;
       }
       s.held.add(hash);
@@ -134,7 +142,7 @@ function sharedSession(url: string): { tryLock(name: string): Promise<Held | 'bu
         async release() {
           if (s.lost) return;
           try {
-            await s.client.query('SELECT pg_advisory_unlock($1::int)', [hash]);
+            await s.query('SELECT pg_advisory_unlock($1::int)', [hash]);
           } catch {
             // The session was lost meanwhile: the lock went with it.
           } finally {
