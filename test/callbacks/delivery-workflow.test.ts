@@ -5,14 +5,14 @@ import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { loadSigner } from '../../src/callbacks/signer';
 import type { CallbackSnapshot } from '../../src/callbacks/types';
-import { verifyCallback } from '../../src/callbacks/verify';
 import type { DepositStatus } from '../../workflows/deposit';
 import { chainSignal, resendUpdate } from '../../workflows/signals';
 import { createTestDatabase } from '../helpers/db';
 import { createTimeSkippingEnv, gatewayWorkflows } from '../helpers/temporal';
 import { btcSnapshot } from './fixtures/payload';
-import { opensslVerifies, rebuiltCanonical } from './helpers/openssl';
-import { startReceiver, type Recorded, type Reply } from './helpers/receiver';
+import { waitFor } from '../helpers/process';
+import { expectSignatureVerifies } from './helpers/openssl';
+import { fieldsOf, startReceiver, type Recorded, type Reply } from './helpers/receiver';
 import { scriptedChain, type Deposit } from './helpers/scripted-chain';
 import { attemptsOf, paymentOf, seedPayment } from './helpers/seed';
 
@@ -67,21 +67,7 @@ async function receiver(reply: (n: number, req: Recorded) => Reply | Promise<Rep
   return r;
 }
 
-const fieldsOf = (r: Recorded): Record<string, unknown> =>
-  r.method === 'GET' ? Object.fromEntries(new URLSearchParams(r.url.split('?')[1])) : r.headers['content-type'] === 'application/json' ? JSON.parse(r.rawBody.toString()) : Object.fromEntries(new URLSearchParams(r.rawBody.toString()));
-
-function expectVerified(r: Recorded): void {
-  expect(verifyCallback({ method: r.method, url: r.url, headers: r.headers, rawBody: r.rawBody }, publicPem).ok).toBe(true);
-  expect(opensslVerifies(publicPem, String(r.headers['x-gateway-signature']), rebuiltCanonical(r))).toBe(true);
-}
-
-async function waitFor(what: string, ok: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const expectVerified = (r: Recorded) => expectSignatureVerifies(r, publicPem);
 
 /** Starts the payment workflow of a seeded payment; its chain readings come from `deposits`. */
 function start(d: Deposit): Promise<WorkflowHandle> {
@@ -199,10 +185,10 @@ describe('six-attempt delivery on the time-skipping server', () => {
     });
     const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: rx.url('/pending-then-confirmed'), result: 'pending' });
     const handle = await start({ paymentUuid: uuid, pending: snapshot, awaitConfirmed: true });
-    await waitFor('pending attempt 1', () => rx.requests.length === 1);
+    await waitFor(() => rx.requests.length === 1, 30_000, 'pending attempt 1');
     await env.sleep(6 * MIN);
-    await waitFor('pending attempt 2', () => rx.requests.length === 2);
-    await waitFor('pending retry scheduled', async () => (await statusOf(handle)).pending.state === 'waiting');
+    await waitFor(() => rx.requests.length === 2, 30_000, 'pending attempt 2');
+    await waitFor(async () => (await statusOf(handle)).pending.state === 'waiting', 30_000, 'pending retry scheduled');
     const status = await statusOf(handle);
     expect(status.pending).toMatchObject({ state: 'waiting', attempts: 2, lastStatus: 500 });
     expect(status.pending.nextTryAt).toBeGreaterThan(await env.currentTimeMs());
@@ -255,10 +241,10 @@ describe('six-attempt delivery on the time-skipping server', () => {
     const rx = await receiver((n) => (n < 6 ? { status: 502 } : { status: 200 }));
     const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: rx.url('/resend'), post: 1, json: 0 });
     const handle = await start({ paymentUuid: uuid, confirmed: snapshot, resendWindow: '7 days' });
-    await waitFor('six attempts', async () => {
+    await waitFor(async () => {
       if (rx.requests.length < 6) await env.sleep(20 * MIN);
       return (await statusOf(handle)).confirmed.state === 'exhausted';
-    }, 60_000);
+    }, 60_000, 'six attempts');
     expect(rx.requests).toHaveLength(6);
     expect((await handle.executeUpdate(resendUpdate)).attempt).toBe(7);
     const result = await resultOf(handle);
@@ -290,7 +276,7 @@ describe('six-attempt delivery on the time-skipping server', () => {
   it('a permanent activity error (unknown payment) stops the stage instead of retrying for hours', async () => {
     const paymentUuid = crypto.randomUUID();
     const handle = await start({ paymentUuid, pending: { ...btcSnapshot, uuid: paymentUuid }, awaitConfirmed: true });
-    await waitFor('the pending stage to stop', async () => (await statusOf(handle)).pending.state === 'stopped');
+    await waitFor(async () => (await statusOf(handle)).pending.state === 'stopped', 30_000, 'the pending stage to stop');
     const status = await statusOf(handle);
     expect(status.pending).toMatchObject({ state: 'stopped', attempts: 1 });
     expect(status.pending.lastError).toMatch(/not found/);

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { canonicalBytes, hostnameOf } from '../../../src/callbacks/canonical';
+import { verifyCallback } from '../../../src/callbacks/verify';
 import type { Recorded } from './receiver';
 
 export type Edit = Partial<{ url: string; host: string; body: Buffer; ts: string }>;
@@ -30,4 +31,10 @@ export function opensslVerifies(publicPem: string, signatureB64: string, canonic
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** A request that arrived verifies against publicPem twice over: with the gateway's verifier and with openssl. */
+export function expectSignatureVerifies(r: Recorded, publicPem: string): void {
+  expect(verifyCallback({ method: r.method, url: r.url, headers: r.headers, rawBody: r.rawBody }, publicPem).ok).toBe(true);
+  expect(opensslVerifies(publicPem, String(r.headers['x-gateway-signature']), rebuiltCanonical(r))).toBe(true);
 }

@@ -46,3 +46,10 @@ export async function startReceiver(
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+/** The callback's fields as the merchant reads them: the query of a GET, else the JSON or form body. */
+export function fieldsOf(r: Recorded): Record<string, unknown> {
+  if (r.method === 'GET') return Object.fromEntries(new URLSearchParams(r.url.split('?')[1]));
+  if (r.headers['content-type'] === 'application/json') return JSON.parse(r.rawBody.toString()) as Record<string, unknown>;
+  return Object.fromEntries(new URLSearchParams(r.rawBody.toString()));
+}
