@@ -36,7 +36,7 @@ function ephemeralStart(): number {
 
 /**
  * A port that is free now: the preferred one if it is, else one picked at random below the kernel's
- * ephemeral range. The kernel hands ports of that range to every bind to port 0 and to every outgoing
+ * ephemeral range (also for a preferred 0, "any port": the kernel's own pick would come from that range). The kernel hands ports of that range to every bind to port 0 and to every outgoing
  * connection, and the servers that pick their own ports (surfnet, the Temporal server's internal ones)
  * pick them so: a port picked there could go to one of them between this check and the bind of the server
  * it is for (CI runs lost devnet starts that way). Port 0 (the kernel's pick) is the fallback.
@@ -51,7 +51,7 @@ export async function freePort(host: string, preferred?: number): Promise<number
         srv.close(() => resolve(got));
       });
     });
-  if (preferred !== undefined) {
+  if (preferred) {
     const p = await tryListen(preferred);
     if (p !== undefined) return p;
   }
