@@ -1,8 +1,7 @@
 import { Wallet } from 'ethers';
 import { devnetPay } from '../../src/chains/devnet/drive';
-import { DEVNET_PRICES, FixedPriceSource, type PriceSource } from '../../src/prices/source';
 import { waitFor } from '../helpers/process';
-import { createConfig, logsOf, startGateway, waitForCallback, type Gateway } from './harness';
+import { createConfig, logsOf, startGateway, SwitchablePrices, waitForCallback, type Gateway } from './harness';
 
 /**
  * SPEC 3: "If pricing or cost evidence is unavailable, the pending callback is withheld while the deposit
@@ -10,15 +9,7 @@ import { createConfig, logsOf, startGateway, waitForCallback, type Gateway } fro
  * the price; with no price the deposit must be kept (not failed, not forwarded at a guess) and finish once
  * a price exists again.
  */
-class SwitchablePrices implements PriceSource {
-  available = false;
-  private readonly fixed = new FixedPriceSource(DEVNET_PRICES);
-  async usdt(symbol: string) {
-    return this.available ? this.fixed.usdt(symbol) : undefined;
-  }
-}
-
-const prices = new SwitchablePrices();
+const prices = new SwitchablePrices(false);
 let gw: Gateway;
 beforeAll(async () => {
   gw = await startGateway({ prices });

@@ -19,7 +19,7 @@ import { publishPublicMaterial } from '../../src/runtime/public-material';
 import { apiPart, buildServices, type Services } from '../../src/runtime/services';
 import { startWorkerRuntime, type WorkerRuntime } from '../../src/runtime/worker';
 import { resolveTemporalCli } from '../../src/temporal/binaries';
-import type { PriceSource } from '../../src/prices/source';
+import { DEVNET_PRICES, FixedPriceSource, type PriceSource } from '../../src/prices/source';
 import { startDevServer, type DevServer } from '../../src/temporal/devserver';
 import { createTestDatabase } from '../helpers/db';
 import { waitFor } from '../helpers/process';
@@ -145,4 +145,23 @@ export async function balanceOf(gw: Gateway, ticker: string, address: string): P
     return info ? BigInt(info.value.amount) : 0n;
   }
   return devnetUtxo(st, a.network).balance(address);
+}
+
+/** The devnet prices while `available`, no price at all while not: a price source a test switches off. */
+export class SwitchablePrices implements PriceSource {
+  private readonly fixed = new FixedPriceSource(DEVNET_PRICES);
+  constructor(public available = true) {}
+  async usdt(symbol: string) {
+    return this.available ? this.fixed.usdt(symbol) : undefined;
+  }
+}
+
+/** GET /api/cryptocurrencies, each asset's minimum. */
+export async function catalogOf(gw: Gateway): Promise<Record<string, { minimum: string | null }>> {
+  return (await (await fetch(`${gw.api.url}/cryptocurrencies`)).json()) as Record<string, { minimum: string | null }>;
+}
+
+/** GET /api/{ticker}/info's minimum_transaction. */
+export async function infoMinimumOf(gw: Gateway, ticker: string): Promise<string> {
+  return ((await (await fetch(`${gw.api.url}/${ticker}/info`)).json()) as { minimum_transaction: string }).minimum_transaction;
 }

@@ -9,25 +9,16 @@ import { forwardFeeEstimate } from '../../src/chains/utxo/forward';
 import { BitcoinRpc, toSats } from '../../src/chains/utxo/rpc';
 import { minimumForCost } from '../../src/domain/minimum';
 import { formatUnits, parseUnits } from '../../src/domain/money';
-import { DEVNET_PRICES, FixedPriceSource, type PriceSource } from '../../src/prices/source';
 import { ensureMinimumSchedule, MINIMUM_SCHEDULE_ID } from '../../src/temporal/minimum-schedule';
 import type { RefreshReport } from '../../activities/minimums';
-import { waitFor } from '../helpers/process';
-import { balanceOf, createConfig, logsOf, startGateway, waitForCallback, type Gateway } from './harness';
+import { waitFor, withEnv } from '../helpers/process';
+import { balanceOf, catalogOf, createConfig, infoMinimumOf, logsOf, startGateway, SwitchablePrices, waitForCallback, type Gateway } from './harness';
 
 /**
  * SPEC 2.1, 2.2, 8 on real parts: the worker's `minimum-refresh` Temporal Schedule on the Temporal dev
  * server recomputes each served asset's minimum from anvil's, litecoind's and surfnet's live fees and the
  * price; the catalog prints null while a figure cannot be computed; deposits are held to the current figure.
  */
-class SwitchablePrices implements PriceSource {
-  available = true;
-  private readonly fixed = new FixedPriceSource(DEVNET_PRICES);
-  async usdt(symbol: string) {
-    return this.available ? this.fixed.usdt(symbol) : undefined;
-  }
-}
-
 const REFRESH_MS = 2000;
 const prices = new SwitchablePrices();
 let gw: Gateway;
@@ -47,13 +38,8 @@ afterAll(async () => {
   await gw?.stop();
 }, 60_000);
 
-type Entry = { minimum: string | null };
-async function catalog(): Promise<Record<string, Entry>> {
-  return (await (await fetch(`${gw.api.url}/cryptocurrencies`)).json()) as Record<string, Entry>;
-}
-async function infoMinimum(ticker: string): Promise<string> {
-  return ((await (await fetch(`${gw.api.url}/${ticker}/info`)).json()) as { minimum_transaction: string }).minimum_transaction;
-}
+const catalog = () => catalogOf(gw);
+const infoMinimum = (ticker: string) => infoMinimumOf(gw, ticker);
 async function rows<T>(query: ReturnType<typeof sql>): Promise<T[]> {
   return ((await gw.database.db.execute(query)) as unknown as { rows: T[] }).rows;
 }
@@ -262,19 +248,7 @@ describe('deposits are held to the refreshed minimum', () => {
 });
 
 describe('the operator pins a minimum', () => {
-  const withAdminEnv = async <T>(fn: () => Promise<T>): Promise<T> => {
-    const saved = { address: process.env.TEMPORAL_ADDRESS, queue: process.env.TEMPORAL_TASK_QUEUE };
-    process.env.TEMPORAL_ADDRESS = gw.temporal.address;
-    process.env.TEMPORAL_TASK_QUEUE = gw.cfg.taskQueue;
-    try {
-      return await fn();
-    } finally {
-      for (const [k, v] of [['TEMPORAL_ADDRESS', saved.address], ['TEMPORAL_TASK_QUEUE', saved.queue]] as const) {
-        if (v === undefined) delete process.env[k];
-        else process.env[k] = v;
-      }
-    }
-  };
+  const withAdminEnv = <T>(fn: () => Promise<T>) => withEnv({ TEMPORAL_ADDRESS: gw.temporal.address, TEMPORAL_TASK_QUEUE: gw.cfg.taskQueue }, fn);
 
   it('refuses a bad pin before sending anything', async () => {
     const out: string[] = [];

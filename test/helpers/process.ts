@@ -60,3 +60,17 @@ export async function killAndWait(children: Array<{ pid?: number; exitCode: numb
     }),
   );
 }
+
+/** fn with these environment variables set, each restored (or removed) afterwards. */
+export async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  try {
+    return await fn();
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
