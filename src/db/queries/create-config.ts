@@ -276,4 +276,3 @@ export async function createConfigs(db: Db, creates: readonly BatchedCreate[], f
   if (outcomes.filter(Boolean).length !== creates.length) throw new Error(`a create batch of ${creates.length} did not answer each`);
   return outcomes;
 }
-
