@@ -17,6 +17,7 @@ interface NativeSecp256k1 {
   publicKeyConvert(publicKey: Uint8Array, compressed?: boolean): Uint8Array;
   publicKeyVerify(publicKey: Uint8Array): boolean;
   publicKeyCreate(privateKey: Uint8Array, compressed?: boolean): Uint8Array;
+  publicKeyCombine(publicKeys: Uint8Array[], compressed?: boolean): Uint8Array;
   ecdsaSign(message: Uint8Array, privateKey: Uint8Array): { signature: Uint8Array; recid: number };
 }
 
@@ -45,6 +46,28 @@ function pointAddScalar(p: Uint8Array, tweak: Uint8Array, compressed = true): Ui
     return native.publicKeyTweakAdd(p, tweak, compressed);
   } catch {
     return null;
+  }
+}
+
+/** The addon's error for a sum at the point at infinity (secp256k1/lib/index.js, errors.PUBKEY_COMBINE). */
+const COMBINE_AT_INFINITY = 'The sum of the public keys is not valid';
+
+/**
+ * P + t·G for a fixed P given uncompressed (BIP32's public child key), or null where the sum is the point at
+ * infinity; t must be below the order (callers check it, as bip32 does). Natively as t·G (libsecp256k1's
+ * generator multiplication) added to P: 42 µs CPU against 52 for the tweak-add's general multiplication,
+ * and P uncompressed is parsed without a square root, as is the sum when asked uncompressed (an EVM key).
+ */
+export function addTweakTimesG(uncompressedP: Uint8Array, tweak: Uint8Array, compressed: boolean): Uint8Array | null {
+  if (!tiny.isPrivate(tweak)) throw new Error('Expected Tweak');
+  if (!native) return tiny.pointAddScalar(uncompressedP, tweak, compressed);
+  const tG = native.publicKeyCreate(tweak, false);
+  try {
+    return native.publicKeyCombine([uncompressedP, tG], compressed);
+  } catch (e) {
+    // Only a sum at infinity is null; a P that does not parse is an error, never a skipped index.
+    if (e instanceof Error && e.message === COMBINE_AT_INFINITY) return null;
+    throw e;
   }
 }
 

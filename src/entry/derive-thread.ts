@@ -3,13 +3,16 @@
 // turns with requests on the API's event loop.
 import { parentPort } from 'node:worker_threads';
 import type { ChainMode } from '../chains/config';
+import { keccakReady } from '../chains/public-child';
 import { deriveRun, xpubDeriver } from '../runtime/derived-addresses';
 import type { DeriveReply, DeriveRequest } from '../runtime/derive-thread';
 
 const parent = parentPort!;
 const derivers = new Map<string, (index: bigint) => string>();
 
-parent.on('message', (m: DeriveRequest) => {
+parent.on('message', async (m: DeriveRequest) => {
+  // EVM runs hash in WebAssembly once it is compiled (at most once per thread, moments after it starts).
+  await keccakReady;
   try {
     const key = `${m.networkId}:${m.mode}:${m.xpub}`;
     let derive = derivers.get(key);

@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
-import { BIP32Factory } from 'bip32';
-import { dataSlice, getAddress, keccak256 } from 'ethers';
 import { sql } from 'drizzle-orm';
 import type { ChainMode } from '../chains/config';
-import { pointCompress, publicDerivationEcc } from '../chains/secp256k1';
+import { evmAddressOfPublicKey, PublicChildDeriver } from '../chains/public-child';
 import { utxoAddressOfPubkey } from '../chains/utxo/address';
 import { utxoNetwork } from '../chains/utxo/networks';
 import type { PublicKeys } from '../chains/watch-only';
@@ -15,26 +13,23 @@ import { peekNextIndex } from '../db/queries/derivation';
 import { derivedAddresses } from '../db/schema';
 import { NETWORKS } from '../domain/assets';
 
-const bip32 = BIP32Factory(publicDerivationEcc);
-
 /**
  * address_in of index i from the account xpub, the same as watchOnlyAddressIn (test/security checks every
- * network and mode against it), with the external-chain node (…/0) parsed and derived once instead of per
- * address, its point arithmetic native where it can be (src/chains/secp256k1.ts), and the EVM public key
- * decompressed there before it is hashed.
+ * network and mode against it, and test/chains/public-child.test.ts random keys against bip32 and ethers):
+ * the external-chain node (…/0) parsed and derived once instead of per address, each child by
+ * PublicChildDeriver (HMAC in OpenSSL, the point arithmetic native where it can be: src/chains/secp256k1.ts),
+ * and an EVM key made uncompressed there and hashed once on bytes.
  */
 export function xpubDeriver(keys: PublicKeys, networkId: string, mode: ChainMode): (index: bigint) => string {
   const xpub = keys.xpubs[networkId];
   if (!xpub) throw new Error(`no public key published for ${networkId}`);
-  const external = bip32.fromBase58(xpub).derive(0);
+  const external = new PublicChildDeriver(xpub, 0);
   const evm = NETWORKS[networkId].family === 'evm';
   const network = evm ? undefined : utxoNetwork(networkId, mode);
   return (index) => {
     if (index < 0n || index >= 2n ** 31n) throw new RangeError(`derivation index out of range: ${index}`);
-    const publicKey = Uint8Array.from(external.derive(Number(index)).publicKey);
-    // An EVM address: the last 20 bytes of the uncompressed key's keccak (computeAddress re-parsed the point in JS).
-    if (evm) return getAddress(dataSlice(keccak256(pointCompress(publicKey, false).subarray(1)), 12));
-    return utxoAddressOfPubkey(network!, publicKey);
+    if (evm) return evmAddressOfPublicKey(external.child(Number(index), false));
+    return utxoAddressOfPubkey(network!, external.child(Number(index)));
   };
 }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import * as tiny from 'tiny-secp256k1';
-import { nativeSecp256k1, pointCompress, publicDerivationEcc } from '../../src/chains/secp256k1';
+import { addTweakTimesG, nativeSecp256k1, pointCompress, publicDerivationEcc } from '../../src/chains/secp256k1';
 
 /** The API's public derivation arithmetic (native addon when it loads) answers exactly as tiny-secp256k1. */
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
@@ -49,5 +49,23 @@ describe('secp256k1 for public derivation', () => {
     expect(publicDerivationEcc.pointAddScalar(p, scalar(N - k))).toBeNull();
     expect(() => tiny.pointAddScalar(p, scalar(N))).toThrow();
     expect(() => publicDerivationEcc.pointAddScalar(p, scalar(N))).toThrow();
+  });
+
+  it('addTweakTimesG: P + t·G as tiny-secp256k1\'s tweak-add, both encodings; null at infinity; a bad tweak or P throws', () => {
+    for (let i = 0; i < 200; i++) {
+      const p = tiny.pointFromScalar(randomBytes(32), false)!;
+      const t = randomBytes(32);
+      for (const compressed of [true, false]) {
+        expect(Buffer.from(addTweakTimesG(p, t, compressed)!)).toEqual(Buffer.from(tiny.pointAddScalar(p, t, compressed)!));
+      }
+    }
+    const k = 4242n;
+    const p = tiny.pointFromScalar(scalar(k), false)!;
+    expect(addTweakTimesG(p, scalar(N - k), true)).toBeNull();
+    expect(() => addTweakTimesG(p, scalar(N), true)).toThrow();
+    expect(() => addTweakTimesG(p, scalar(0n), true)).toThrow();
+    const offCurve = Buffer.from(p);
+    offCurve[64] ^= 1;
+    expect(() => addTweakTimesG(offCurve, scalar(7n), true)).toThrow();
   });
 });
