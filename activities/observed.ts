@@ -1,6 +1,6 @@
 import type { ChainAdapter } from '../src/chains/adapter';
 import type { Db } from '../src/db/client';
-import { insertDeposit, loadConfig, type ConfigRow, type PaymentRow } from '../src/db/queries/payments';
+import { loadConfig, recordDeposit, type ConfigRow, type PaymentRow } from '../src/db/queries/payments';
 import { ASSETS, NETWORKS, type Priority } from '../src/domain/assets';
 import { computeFees, type FeePolicy } from '../src/domain/fees';
 import { dueHeight } from '../src/domain/finality';
@@ -26,7 +26,7 @@ export async function recordObserved(db: Db, input: DepositInput): Promise<{ pay
   const a = asset(input.ticker);
   const utxo = NETWORKS[a.network].family === 'utxo';
   const config = await loadConfig(db, input.configId);
-  const payment = await insertDeposit(db, {
+  const { row: payment, made } = await recordDeposit(db, {
     configId: input.configId,
     ticker: input.ticker,
     network: input.network,
@@ -38,7 +38,8 @@ export async function recordObserved(db: Db, input: DepositInput): Promise<{ pay
     valueBase: BigInt(input.amount),
     dueHeight: dueHeight(input.network, BigInt(input.blockNumber), config.notifyConfirmations),
   });
-  depositsObserved.inc({ ticker: input.ticker });
+  // Counted by whoever writes the row (usually the watcher's batch), once: this activity may run again.
+  if (made) depositsObserved.inc({ ticker: input.ticker });
   return { payment, config };
 }
 

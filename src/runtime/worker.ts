@@ -14,6 +14,7 @@ import { insertDeposits, type NewDeposit } from '../db/queries/payments';
 import { NETWORKS } from '../domain/assets';
 import { dueHeight } from '../domain/finality';
 import { logger } from '../observability/logger';
+import { depositsObserved } from '../observability/metrics';
 import { describeError } from '../observability/redact';
 import { ensureMinimumSchedule } from '../temporal/minimum-schedule';
 import { createWorker } from '../temporal/worker';
@@ -63,7 +64,7 @@ export async function recordDetectedDeposits(db: Db, matches: MatchedDeposit[]):
       dueHeight: dueHeight(d.network, d.blockNumber, m.config.notifyConfirmations),
     };
   });
-  await insertDeposits(db, list);
+  for (const ticker of await insertDeposits(db, list)) depositsObserved.inc({ ticker });
 }
 
 /**

@@ -11,9 +11,10 @@ import { openPostgres, type Db } from '../../src/db/client';
 import { rowsOf } from '../../src/db/prepared';
 import * as schema from '../../src/db/schema';
 import { paymentConfigs, payments } from '../../src/db/schema';
-import { insertDeposit } from '../../src/db/queries/payments';
 import { depositKey } from '../../src/chains/adapter';
-import { recordDetectedDeposits } from '../../src/runtime/worker';
+import { depositInput, recordDetectedDeposits } from '../../src/runtime/worker';
+import { recordObserved } from '../../activities/observed';
+import { depositsObserved } from '../../src/observability/metrics';
 import { EvmAdapter } from '../../src/chains/evm/adapter';
 import { ERC20 } from '../../src/chains/evm/erc20';
 import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
@@ -149,7 +150,9 @@ test('a block whose onMatch failed is read again; the cursor does not pass it', 
   expect(seen).toEqual([matched[0].deposit.txid]);
 });
 
-test('a deposit is recorded with the confirmations the watcher saw; the workflow\'s later record keeps that row', async () => {
+test('a deposit is recorded with the confirmations the watcher saw; the workflow\'s later record keeps that row; it is counted once', async () => {
+  const observed = async () => (await depositsObserved.get()).values.find((v) => v.labels.ticker === 'eth')?.value ?? 0;
+  const counted = await observed();
   await scanOnce(adapter, db, 'ethereum');
   const receipt = (await (await customer.sendTransaction({ to: adapter.deriveAddressIn(1n), value: parseEther('0.0001') })).wait())!;
   await mine(2);
@@ -157,15 +160,15 @@ test('a deposit is recorded with the confirmations the watcher saw; the workflow
   const matched = await scanOnce(adapter, db, 'ethereum', { onMatch: (m) => recordDetectedDeposits(db, m) });
   expect(matched.map((m) => [m.deposit.txid, m.confirmations])).toEqual([[receipt.hash, head - receipt.blockNumber + 1]]);
   expect(head - receipt.blockNumber + 1).toBe(3);
-  const d = matched[0].deposit;
-  // What the deposit workflow's recordDeposit does: the same key, no confirmations of its own.
-  const again = await insertDeposit(db, {
-    configId: matched[0].config.id, ticker: d.ticker, network: d.network, depositKey: depositKey(d), txidIn: d.txid, vout: null,
-    blockNumber: d.blockNumber, blockHash: d.blockHash, valueBase: d.amount,
-  });
+  expect(await observed()).toBe(counted + 1);
+  // The deposit workflow's first activity, run twice (a retry), and the block matched again (another worker).
+  const again = (await recordObserved(db, depositInput(matched[0]))).payment;
+  await recordObserved(db, depositInput(matched[0]));
+  await recordDetectedDeposits(db, matched);
   expect(again.confirmations).toBe(3);
-  const rows = await db.select().from(payments).where(eq(payments.depositKey, depositKey(d)));
+  const rows = await db.select().from(payments).where(eq(payments.depositKey, depositKey(matched[0].deposit)));
   expect(rows.map((r) => [r.uuid, r.confirmations, r.result])).toEqual([[again.uuid, 3, 'pending']]);
+  expect(await observed()).toBe(counted + 1);
 });
 
 test('confirmations at detection: at least 1 once mined, 0 for the sol family (finality is checked later)', () => {

@@ -47,18 +47,34 @@ const depositRow = (d: NewDeposit) => ({
  * Records a block's deposits in one statement per 1,000 (a deposit already recorded stays as it is): the
  * watcher's write, so that a burst in a block costs one round trip, not two per deposit.
  */
-export async function insertDeposits(db: Db, list: NewDeposit[]): Promise<void> {
+/** Inserts the deposits not recorded yet; answers the ticker of each row inserted now (a metric counts them once). */
+export async function insertDeposits(db: Db, list: NewDeposit[]): Promise<string[]> {
+  const made: string[] = [];
   for (let i = 0; i < list.length; i += 1000) {
-    await db.insert(payments).values(list.slice(i, i + 1000).map(depositRow)).onConflictDoNothing({ target: payments.depositKey });
+    const rows = await db
+      .insert(payments)
+      .values(list.slice(i, i + 1000).map(depositRow))
+      .onConflictDoNothing({ target: payments.depositKey })
+      .returning({ ticker: payments.ticker });
+    for (const r of rows) made.push(r.ticker);
   }
+  return made;
 }
 
-/** The row written now, or (a deposit recorded before: the watcher's batch, a replayed activity) the one written first. */
-export async function insertDeposit(db: Db, d: NewDeposit): Promise<PaymentRow> {
+/**
+ * The row written now (`made`), or (a deposit recorded before: the watcher's batch, a replayed activity) the
+ * one written first.
+ */
+export async function recordDeposit(db: Db, d: NewDeposit): Promise<{ row: PaymentRow; made: boolean }> {
   const [made] = await db.insert(payments).values(depositRow(d)).onConflictDoNothing({ target: payments.depositKey }).returning();
-  if (made) return made;
+  if (made) return { row: made, made: true };
   const [row] = await db.select().from(payments).where(eq(payments.depositKey, d.depositKey));
-  return row;
+  return { row, made: false };
+}
+
+/** recordDeposit's row. */
+export async function insertDeposit(db: Db, d: NewDeposit): Promise<PaymentRow> {
+  return (await recordDeposit(db, d)).row;
 }
 
 const loadConfigOf = oncePerDb((db) =>
