@@ -9,7 +9,8 @@
  *    and <dir>/bare)
  *
  * Prints per scenario and round: requests per second of both, the ratio gateway / bare, p50 and p99 of
- * both, and errors (connection errors, timeouts, non-2xx). A throw-away database is created and dropped.
+ * both, errors (connection errors, timeouts, non-2xx), and each server's CPU per request (all its threads:
+ * the API's derivation thread counts; a figure that moves less than the rates do between runs). A throw-away database is created and dropped.
  * The machine may be shared: only the ratios of one run mean something, and rounds show their spread.
  */
 import fs from 'node:fs';
@@ -30,6 +31,8 @@ interface Scenario {
 
 interface Figures {
   rps: number;
+  /** CPU of the server process (every thread) per request answered, µs. */
+  cpu: number;
   p50: number;
   p99: number;
   errors: number;
@@ -67,10 +70,19 @@ const SCENARIOS: Scenario[] = [
   { name: 'create', connections: 64, request: createRequest },
 ];
 
-async function load(opts: autocannon.Options, connections: number, seconds: number): Promise<Figures> {
+/** User and system CPU seconds of a process so far, every thread (Linux /proc). */
+function cpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+async function load(opts: autocannon.Options, connections: number, seconds: number, server: Child): Promise<Figures> {
+  const before = cpuSeconds(server.proc.pid!);
   const r = await autocannon({ ...opts, connections, duration: seconds, timeout: 10 });
+  const answered = r['2xx'] + r.non2xx;
   return {
     rps: r.requests.average,
+    cpu: answered ? ((cpuSeconds(server.proc.pid!) - before) * 1e6) / answered : 0,
     p50: r.latency.p50,
     p99: r.latency.p99,
     errors: r.errors + r.timeouts + r.non2xx,
@@ -146,20 +158,21 @@ async function main(): Promise<void> {
       `body bytes: catalog ${bodies.catalog.length}, info ${bodies.info.length}, logs ${bodies.logs.length}, logs-live ${bodies.logsLive.length}; ${SECONDS} s per measurement, ${ROUNDS} round(s)`,
     );
     // Warm-up: JIT, pools and caches of both servers.
-    for (const s of scenarios) for (const base of [bareBase, apiBase]) await load(s.request(base), s.connections, 2);
+    const [api, bare] = children;
+    for (const s of scenarios) for (const [base, server] of [[bareBase, bare], [apiBase, api]] as const) await load(s.request(base), s.connections, 2, server);
 
-    console.log('scenario      conns | gateway req/s  p50  p99 err | bare req/s  p50  p99 err | ratio');
+    console.log('scenario      conns | gateway req/s  p50  p99 err  µs CPU | bare req/s  p50  p99 err  µs CPU | ratio');
     const ratios = new Map<string, number[]>();
     for (let round = 1; round <= ROUNDS; round++) {
       for (const s of scenarios) {
-        const bare = await load(s.request(bareBase), s.connections, SECONDS);
-        const gw = await load(s.request(apiBase), s.connections, SECONDS);
-        const ratio = gw.rps / bare.rps;
+        const b = await load(s.request(bareBase), s.connections, SECONDS, bare);
+        const gw = await load(s.request(apiBase), s.connections, SECONDS, api);
+        const ratio = gw.rps / b.rps;
         const key = `${s.name}@${s.connections}`;
         ratios.set(key, [...(ratios.get(key) ?? []), ratio]);
         console.log(
-          `${`${s.name} r${round}`.padEnd(13)} ${fmt(s.connections, 5)} | ${fmt(gw.rps, 13)} ${fmt(gw.p50, 4)} ${fmt(gw.p99, 4)} ${fmt(gw.errors, 3)} | ` +
-            `${fmt(bare.rps, 10)} ${fmt(bare.p50, 4)} ${fmt(bare.p99, 4)} ${fmt(bare.errors, 3)} | ${fmt(ratio * 100, 4)} %`,
+          `${`${s.name} r${round}`.padEnd(13)} ${fmt(s.connections, 5)} | ${fmt(gw.rps, 13)} ${fmt(gw.p50, 4)} ${fmt(gw.p99, 4)} ${fmt(gw.errors, 3)} ${fmt(gw.cpu, 7)} | ` +
+            `${fmt(b.rps, 10)} ${fmt(b.p50, 4)} ${fmt(b.p99, 4)} ${fmt(b.errors, 3)} ${fmt(b.cpu, 7)} | ${fmt(ratio * 100, 4)} %`,
         );
       }
     }
