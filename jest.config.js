@@ -28,7 +28,6 @@ const UNIT = [
   '<rootDir>/test/chains/address.test.ts',
   '<rootDir>/test/chains/address-seed.test.ts',
   '<rootDir>/test/chains/secp256k1.test.ts',
-  '<rootDir>/test/chains/public-child.test.ts',
   '<rootDir>/test/foundation/config.test.ts',
   '<rootDir>/test/foundation/redact.test.ts',
 ];
