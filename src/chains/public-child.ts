@@ -16,7 +16,6 @@ const HARDENED = 0x8000_0000;
  * a child node built) and with the HMAC-SHA512 in OpenSSL instead of JavaScript. Public material only.
  */
 export class PublicChildDeriver {
-  private readonly publicKey: Uint8Array;
   private readonly uncompressed: Uint8Array;
   private readonly chainCode: Uint8Array;
   private readonly data = Buffer.alloc(37);
@@ -25,10 +24,10 @@ export class PublicChildDeriver {
     let node = bip32.fromBase58(xpub);
     for (const i of path) node = node.derive(i);
     if (!node.isNeutered()) throw new Error('PublicChildDeriver takes an extended public key');
-    this.publicKey = Uint8Array.from(node.publicKey);
-    this.uncompressed = pointCompress(this.publicKey, false);
+    this.uncompressed = pointCompress(node.publicKey, false);
     this.chainCode = Uint8Array.from(node.chainCode);
-    this.data.set(this.publicKey, 0);
+    // serP(K) ‖ ser32(i): the parent's compressed key, then each child's index.
+    this.data.set(node.publicKey, 0);
   }
 
   /** The public key of child `index` (0 ≤ index < 2^31), compressed (33 bytes) unless asked for the 65 bytes. */

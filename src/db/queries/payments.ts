@@ -45,9 +45,9 @@ const depositRow = (d: NewDeposit) => ({
 
 /**
  * Records a block's deposits in one statement per 1,000 (a deposit already recorded stays as it is): the
- * watcher's write, so that a burst in a block costs one round trip, not two per deposit.
+ * watcher's write, so that a burst in a block costs one round trip, not two per deposit. Answers the ticker
+ * of each row inserted now (a metric counts each deposit once).
  */
-/** Inserts the deposits not recorded yet; answers the ticker of each row inserted now (a metric counts them once). */
 export async function insertDeposits(db: Db, list: NewDeposit[]): Promise<string[]> {
   const made: string[] = [];
   for (let i = 0; i < list.length; i += 1000) {
