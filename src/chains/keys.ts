@@ -3,7 +3,7 @@ import path from 'node:path';
 import * as bip39 from 'bip39';
 import { BIP32Factory, type BIP32Interface } from 'bip32';
 import * as ecc from 'tiny-secp256k1';
-import { derivePath } from 'ed25519-hd-key';
+import { slip10Ed25519 } from './sol/ed25519';
 import { NETWORKS } from '../domain/assets';
 
 const bip32 = BIP32Factory(ecc);
@@ -68,7 +68,7 @@ export class HdSeed {
 
   /** ed25519 32-byte private seed at a SLIP-10 path (all segments hardened), for Solana. */
   ed25519(derivation: string): Uint8Array {
-    return new Uint8Array(derivePath(derivation, this.seed.toString('hex')).key);
+    return new Uint8Array(slip10Ed25519(this.seed, derivation));
   }
 
   toJSON(): string {

@@ -7,6 +7,7 @@ import {
 import { SystemProgram, Transaction, PublicKey, type Connection, type Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { ASSETS } from '../../domain/assets';
+import { serializeVerified } from './ed25519';
 import { InsufficientAmountError, InvalidRequestError, type ForwardPlan, type ForwardRequest } from '../adapter';
 
 /** Lamports per signature (the base fee; the gateway adds no priority fee on Solana). */
@@ -21,7 +22,7 @@ export interface SolForwardContext {
 
 function sealed(tx: Transaction, signers: Keypair[]) {
   tx.sign(...signers);
-  const raw = tx.serialize().toString('hex');
+  const raw = serializeVerified(tx).toString('hex');
   return { raw, txid: bs58.encode(tx.signature!) };
 }
 
