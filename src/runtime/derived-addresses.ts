@@ -9,8 +9,7 @@ import type { PublicKeys } from '../chains/watch-only';
 import type { Db } from '../db/client';
 import type { RangeDeriver } from './derive-thread';
 import { rowsOf } from '../db/prepared';
-import { peekNextIndex } from '../db/queries/derivation';
-import { derivedAddresses } from '../db/schema';
+import { peekNextIndex, storeDerivedRun } from '../db/queries/derivation';
 import { NETWORKS } from '../domain/assets';
 
 /**
@@ -145,9 +144,8 @@ export class DerivedAddressSupply {
         throw new Error(`derivation run from ${start} does not match this thread's derivation`);
       }
       next = range && start + size < to ? derived(start + size) : undefined;
-      const rows = addresses.map((address, k) => ({ source: this.source, derivationIndex: start + BigInt(k), address }));
-      await this.db.insert(derivedAddresses).values(rows).onConflictDoNothing();
-      const end = start + BigInt(rows.length);
+      await storeDerivedRun(this.db, this.source, start, addresses);
+      const end = start + BigInt(addresses.length);
       if (this.ready === undefined || end > this.ready) this.ready = end;
       if (!range) await yieldToRequests();
     }

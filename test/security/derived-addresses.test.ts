@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { deriveAddressIn } from '../../src/chains/addresses';
 import type { ChainMode } from '../../src/chains/config';
 import { HdSeed } from '../../src/chains/keys';
-import { peekNextIndex } from '../../src/db/queries/derivation';
+import { peekNextIndex, storeDerivedRun } from '../../src/db/queries/derivation';
 import { exportPublicKeys, watchOnlyAddressIn } from '../../src/chains/watch-only';
 import { NETWORKS } from '../../src/domain/assets';
 import { DerivedAddressSupply, derivedSource, xpubDeriver } from '../../src/runtime/derived-addresses';
@@ -76,6 +76,21 @@ describe('stored derived addresses', () => {
     expect(next.body.address_in).toBe(deriveAddressIn(test, 'litecoin', 'mainnet', 5001n));
     // The first create stored the stock before it took an index: none was skipped.
     expect(await peekNextIndex(api.db, 'ltc')).toBe(5002n);
+  });
+
+  it('a run is stored at consecutive indexes from its start, rows already there are kept, and a comma is refused', async () => {
+    const rows = () => queryRows<{ derivation_index: string; address: string }>(api.db, sql`SELECT derivation_index, address FROM derived_addresses WHERE source = 'test:run' ORDER BY 1`);
+    await storeDerivedRun(api.db, 'test:run', 2n ** 31n - 3n, ['a1', 'a2']);
+    await storeDerivedRun(api.db, 'test:run', 2n ** 31n - 2n, ['b2', 'b3']);
+    await storeDerivedRun(api.db, 'test:run', 7n, []);
+    expect((await rows()).map((r) => [r.derivation_index, r.address])).toEqual([
+      [String(2n ** 31n - 3n), 'a1'],
+      [String(2n ** 31n - 2n), 'a2'],
+      [String(2n ** 31n - 1n), 'b3'],
+    ]);
+    await expect(storeDerivedRun(api.db, 'test:run', 0n, ['c0', 'c,1'])).rejects.toThrow('comma');
+    await expect(storeDerivedRun(api.db, 'test:run', 0n, [''])).rejects.toThrow('empty');
+    expect(await rows()).toHaveLength(3);
   });
 
   it('a run from the derivation thread that is not the derivation of its indexes is never stored', async () => {
