@@ -3,6 +3,7 @@ import { chainConfigFromEnv } from './chains/config';
 import { startDevnets } from './chains/devnet';
 import { settleNewLocalChains } from './chains/devnet/reset';
 import { HdSeed } from './chains/keys';
+import { ethersKeccakInWasm } from './chains/public-child';
 import type { Config } from './config';
 import { configOrExit } from './entry/common';
 import { openDatabase } from './db/client';
@@ -38,6 +39,7 @@ async function shutdown(reason: string, code: number): Promise<void> {
 
 async function main(cfg: Config): Promise<void> {
   installQuietRuntime(cfg);
+  await ethersKeccakInWasm();
   process.on('SIGINT', () => void shutdown('received SIGINT', 0));
   process.on('SIGTERM', () => void shutdown('received SIGTERM', 0));
 

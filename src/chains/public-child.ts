@@ -66,6 +66,24 @@ function keccak(data: Uint8Array): Uint8Array {
 }
 
 /**
+ * ethers' keccak-256 in this process (every getAddress of an RPC answer or the watcher's blocks, every
+ * transaction's signing digest and hash) through the same WebAssembly, by ethers' own keccak256.register.
+ * False, with ethers' JavaScript kept, when the WebAssembly did not load or ethers' hash is locked.
+ * test/chains/public-child.test.ts checks digests, addresses and signed transactions either way.
+ */
+export async function ethersKeccakInWasm(): Promise<boolean> {
+  await keccakReady;
+  const hasher = wasmKeccak;
+  if (!hasher) return false;
+  try {
+    keccak256.register((data) => hasher.init().update(data).digest('binary'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The EIP-55 address of an uncompressed secp256k1 public key (65 bytes): the last 20 bytes of the keccak-256
  * of the point, letters upper-cased where the keccak of the lower-case hex has a nibble ≥ 8; what ethers'
  * computeAddress gives, with both hashes done on bytes.

@@ -1,3 +1,4 @@
+import { ethersKeccakInWasm } from '../chains/public-child';
 import { loadConfig, ConfigError, type Config } from '../config';
 import { openPostgres, type Database } from '../db/client';
 import { logger } from '../observability/logger';
@@ -54,6 +55,7 @@ export function runProcess<S>(
 ): void {
   const main = async () => {
     const cfg = productionConfig(role);
+    await ethersKeccakInWasm();
     const stops: Array<() => Promise<void>> = [];
     onShutdown(stops);
     const database = await openPostgres(cfg.databaseUrl!);

@@ -1,8 +1,8 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { BIP32Factory } from 'bip32';
-import { computeAddress } from 'ethers';
+import { computeAddress, getAddress, hexlify, keccak256, Transaction, Wallet } from 'ethers';
 import * as tiny from 'tiny-secp256k1';
-import { evmAddressOfPublicKey, PublicChildDeriver } from '../../src/chains/public-child';
+import { ethersKeccakInWasm, evmAddressOfPublicKey, PublicChildDeriver } from '../../src/chains/public-child';
 import * as secp from '../../src/chains/secp256k1';
 import { pointCompress, publicDerivationEcc } from '../../src/chains/secp256k1';
 
@@ -70,5 +70,28 @@ describe('evmAddressOfPublicKey', () => {
     const compressed = tiny.pointFromScalar(randomBytes(32), true)!;
     expect(() => evmAddressOfPublicKey(compressed)).toThrow(TypeError);
     expect(() => evmAddressOfPublicKey(new Uint8Array(65))).toThrow(TypeError);
+  });
+});
+
+describe('ethersKeccakInWasm', () => {
+  // ethers' own JavaScript keccak back for the rest of the file.
+  afterAll(() => keccak256.register(keccak256._));
+
+  it("gives ethers' digests, checksummed addresses and signed transactions, at the sponge's block edges too", async () => {
+    const data = [0, 1, 31, 32, 135, 136, 137, 271, 272, 1000, ...Array.from({ length: 40 }, () => randomInt(2000))].map((n) => randomBytes(n));
+    const wallet = new Wallet(hexlify(randomBytes(32)));
+    const addresses = Array.from({ length: 50 }, () => hexlify(randomBytes(20)));
+    const txs = Array.from({ length: 10 }, (_, k) => ({ type: 2, chainId: 1 + k, nonce: randomInt(1000), to: addresses[k], value: BigInt(randomInt(2 ** 40)), gasLimit: 21000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 10n ** 9n, data: hexlify(randomBytes(k * 20)) }));
+    const all = async () => ({
+      digests: data.map((d) => keccak256(d)),
+      addresses: addresses.map((a) => getAddress(a)),
+      signed: await Promise.all(txs.map(async (t) => { const raw = await wallet.signTransaction(t); return [raw, Transaction.from(raw).hash, Transaction.from(raw).from]; })),
+    });
+    const before = await all();
+    expect(before.digests).toEqual(data.map((d) => hexlify(keccak256._(d))));
+    expect(await ethersKeccakInWasm()).toBe(true);
+    const after = await all();
+    expect(after).toEqual(before);
+    expect(after.signed.every(([, , from]) => from === wallet.address)).toBe(true);
   });
 });
