@@ -73,10 +73,10 @@ function keccak(data: Uint8Array): Uint8Array {
  */
 export async function ethersKeccakInWasm(): Promise<boolean> {
   await keccakReady;
-  const hasher = wasmKeccak;
-  if (!hasher) return false;
+  if (!wasmKeccak) return false;
   try {
-    keccak256.register((data) => hasher.init().update(data).digest('binary'));
+    // `keccak` takes its WebAssembly branch from here on (the hasher, once set, stays): no loop back into ethers.
+    keccak256.register(keccak);
     return true;
   } catch {
     return false;
