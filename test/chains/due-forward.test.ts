@@ -9,7 +9,7 @@ import { Wallet, parseEther } from 'ethers';
 import { eq, sql } from 'drizzle-orm';
 import { createDepositActivities } from '../../activities/deposit';
 import type { ObservedDeposit } from '../../src/chains/adapter';
-import { insertDeposit, loadPayment, moveResult } from '../../src/db/queries/payments';
+import { loadPayment, moveResult, recordDeposit } from '../../src/db/queries/payments';
 import { paymentConfigs, payments } from '../../src/db/schema';
 import { dueHeight } from '../../src/domain/finality';
 import { STANDARD_TIERS } from '../../src/domain/pricing';
@@ -68,7 +68,7 @@ async function deposit(index: bigint, amount: bigint): Promise<{ uuid: string; o
       derivationIndex: index, notifyPending: false, notifyConfirmations: REQUIRED, post: 0, json: 0, convert: 0, priority: 'default',
     })
     .returning();
-  const payment = await insertDeposit(database.db, {
+  const { row: payment } = await recordDeposit(database.db, {
     configId: config.id, ticker: 'eth', network: 'ethereum', depositKey: `deposit:ethereum:${txid}:${observed.index}`, txidIn: txid, vout: null,
     blockNumber: observed.blockNumber, blockHash: observed.blockHash, valueBase: observed.amount, dueHeight: dueHeight('ethereum', observed.blockNumber, REQUIRED),
   });

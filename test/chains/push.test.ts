@@ -11,7 +11,7 @@ import { JsonRpcProvider, Network, Transaction, Wallet, parseEther } from 'ether
 import type { Db } from '../../src/db/client';
 import * as schema from '../../src/db/schema';
 import { forwardTxs, paymentConfigs } from '../../src/db/schema';
-import { insertDeposit, updatePayment } from '../../src/db/queries/payments';
+import { recordDeposit, updatePayment } from '../../src/db/queries/payments';
 import { EvmAdapter } from '../../src/chains/evm/adapter';
 import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
 import { jsonRpc } from '../../src/chains/devnet/process';
@@ -37,10 +37,11 @@ const pass = () => scanOnce(adapter, db, 'ethereum', { onBatch: (before, batch) 
 const paymentQueries = () => queries.filter((q) => /from "(payments|forward_txs)"/i.test(q)).length;
 
 async function deposit(key: string, block: bigint, required = 3) {
-  return insertDeposit(db, {
+  const { row } = await recordDeposit(db, {
     configId, ticker: 'eth', network: 'ethereum', depositKey: key, txidIn: key, vout: null, blockNumber: block, blockHash: '0x00',
     valueBase: 1n, dueHeight: dueHeight('ethereum', block, required),
   });
+  return row;
 }
 
 beforeAll(async () => {
@@ -142,7 +143,7 @@ test('a block where another transaction took the nonce of a stored forward tells
 
 test('a UTXO block that spends a deposit output in another transaction than its stored forward tells the payment: dropped; the forward itself: included', async () => {
   const row = async (key: string, txidOut: string) => {
-    const r = await insertDeposit(db, {
+    const { row: r } = await recordDeposit(db, {
       configId, ticker: 'ltc', network: 'litecoin', depositKey: key, txidIn: key.split(':')[2], vout: 1, blockNumber: 5n, blockHash: '00', valueBase: 1n, dueHeight: 6n,
     });
     await updatePayment(db, r.uuid, { result: 'processing', txidOut });

@@ -1,8 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { createOrGetConfig } from '../../src/db/queries/configs';
-import {
-  insertDeposit,
-} from '../../src/db/queries/payments';
+import { recordDeposit } from '../../src/db/queries/payments';
 import { ForwardCollisionError, NonceTakenError, discardForwardIf, nonceFloor, rivalForwards, storeForwardOnce } from '../../src/db/queries/forwards';
 import { payments } from '../../src/db/schema';
 import { createTestDatabase } from '../helpers/db';
@@ -31,11 +29,11 @@ async function twoPayments() {
     },
     () => source,
   );
-  const deposit = (n: number) =>
-    insertDeposit(database.db, {
+  const deposit = async (n: number) =>
+    (await recordDeposit(database.db, {
       configId: config.id, ticker: 'eth', network: 'ethereum', depositKey: `deposit:ethereum:0x${n}${Math.random()}:-1`,
       txidIn: `0x${n}`, vout: null, blockNumber: 1n, blockHash: '0xb', valueBase: 10n ** 18n,
-    });
+    })).row;
   return [await deposit(1), await deposit(2)];
 }
 

@@ -2,7 +2,7 @@ import Decimal from 'decimal.js';
 import { sql } from 'drizzle-orm';
 import { rollingVolumeUsdt } from '../../activities/pricing';
 import { createOrGetConfig } from '../../src/db/queries/configs';
-import { insertDeposit } from '../../src/db/queries/payments';
+import { recordDeposit } from '../../src/db/queries/payments';
 import { payments } from '../../src/db/schema';
 import { queryRows } from '../api/helpers';
 import { createTestDatabase } from '../helpers/db';
@@ -32,7 +32,7 @@ async function paid(callbackUrl: string, ticker: 'eth' | 'erc20_usdt', valueBase
     },
     () => `0x${(++n).toString(16).padStart(40, '0')}`,
   );
-  const p = await insertDeposit(database.db, {
+  const { row: p } = await recordDeposit(database.db, {
     configId: config.id, ticker, network: 'ethereum', depositKey: `deposit:ethereum:0x${++n}:-1`,
     txidIn: `0x${n}`, vout: null, blockNumber: 1n, blockHash: '0xb', valueBase,
   });

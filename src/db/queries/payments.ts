@@ -72,11 +72,6 @@ export async function recordDeposit(db: Db, d: NewDeposit): Promise<{ row: Payme
   return { row, made: false };
 }
 
-/** recordDeposit's row. */
-export async function insertDeposit(db: Db, d: NewDeposit): Promise<PaymentRow> {
-  return (await recordDeposit(db, d)).row;
-}
-
 const loadConfigOf = oncePerDb((db) =>
   db.select().from(paymentConfigs).where(eq(paymentConfigs.id, sql.placeholder('id'))).prepare('gateway_load_config'),
 );
