@@ -139,8 +139,14 @@ export const hostVolumeHours = pgTable(
     hour: timestamp('hour', { withTimezone: true }).notNull(),
     ticker: text('ticker').notNull(),
     valueTimesPrice: numeric('value_times_price').notNull(),
+    /**
+     * The share's stripe: 0-7, the writing session's backend pid modulo 8, so that one host's forwards,
+     * stored by different sessions at once, do not queue on one row; -1 for a host's earlier hours folded
+     * into one row per hour and ticker (drizzle/0013_host_volume_stripes.sql).
+     */
+    stripe: smallint('stripe').notNull().default(-1),
   },
-  (t) => [primaryKey({ columns: [t.host, t.hour, t.ticker] })],
+  (t) => [primaryKey({ columns: [t.host, t.hour, t.ticker, t.stripe] })],
 );
 
 /**

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
+import { Client } from 'pg';
 import { drizzle } from 'drizzle-orm/pglite';
 import { migrate } from 'drizzle-orm/pglite/migrator';
 import { MIGRATIONS_FOLDER, type Db } from '../../src/db/client';
@@ -12,10 +13,11 @@ import { createTestDatabase } from '../helpers/db';
 import { migrationsBefore } from '../helpers/migrations';
 
 /**
- * host_volume_hours, the fee tier's per-hour sums (drizzle/0012_host_volume_hours.sql), on real PostgreSQL
- * (and PGlite for the migration): whatever statements move the payments, the tier reads what summing the
- * payments themselves gives, for any start of its window; concurrent forwards of one host all count; an
- * existing database is filled in by the migration.
+ * host_volume_hours, the fee tier's per-hour sums (drizzle/0012_host_volume_hours.sql, striped by 0013), on
+ * real PostgreSQL (and PGlite for the migrations): whatever statements move the payments, the tier reads what
+ * summing the payments themselves gives, for any start of its window; concurrent forwards of one host all
+ * count, and sessions on different stripes do not wait for each other; earlier hours fold into one row; an
+ * existing database is filled in by the migrations.
  */
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 
@@ -136,6 +138,93 @@ it('forwards of one host stored at once all count', async () => {
   expect(await read(db, 'busy.example', since)).toEqual({});
 });
 
+/** A session of its own on the test database, and its stripe (drizzle/0013: backend pid modulo 8). */
+async function session(): Promise<{ client: Client; stripe: number }> {
+  const client = new Client({ connectionString: database.url });
+  await client.connect();
+  const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  return { client, stripe: rows[0].pid % 8 };
+}
+
+it('two sessions storing forwards of one host in one hour do not wait for each other; both count', async () => {
+  const db = database.db;
+  await db.execute(sql`TRUNCATE payments CASCADE`);
+  const [id] = await configs(db, ['https://hot.example/cb']);
+  const [p1, p2] = rowsOf<{ uuid: string }>(
+    await db.execute(sql`
+      INSERT INTO payments (config_id, ticker, network, deposit_key, txid_in, value_base, result, price)
+      SELECT ${id}, 'eth', 'ethereum', 'hot' || i, 'hot' || i, 1000 * i, 'processing', '2' FROM generate_series(1, 2) i RETURNING uuid`),
+  ).map((r) => r.uuid);
+  // Two sessions on different stripes (a third is opened until one differs).
+  const opened: Client[] = [];
+  try {
+    const a = await session();
+    opened.push(a.client);
+    let b = await session();
+    opened.push(b.client);
+    while (b.stripe === a.stripe) {
+      b = await session();
+      opened.push(b.client);
+    }
+    await a.client.query('BEGIN');
+    await a.client.query(`UPDATE payments SET result = 'sent' WHERE uuid = $1`, [p1]);
+    // a holds its stripe's row until it commits; b, on another stripe, is not held (a 2 s lock timeout would fail it).
+    await b.client.query(`SET lock_timeout = '2s'`);
+    await b.client.query(`UPDATE payments SET result = 'sent' WHERE uuid = $1`, [p2]);
+    await a.client.query('COMMIT');
+    const since = new Date(Date.now() - 3600_000);
+    expect(same(await read(db, 'hot.example', since))).toEqual(same({ eth: String(2 * 1000 + 2 * 2000) }));
+    const stripes = rowsOf<{ stripe: number }>(await db.execute(sql`SELECT stripe FROM host_volume_hours WHERE host = 'hot.example' ORDER BY stripe`));
+    expect(stripes.map((r) => r.stripe)).toEqual([a.stripe, b.stripe].sort((x, y) => x - y));
+  } finally {
+    await Promise.all(opened.map((c) => c.end()));
+    await db.execute(sql`TRUNCATE payments CASCADE`);
+  }
+});
+
+it("a session that opens a new hour folds the host's earlier hours into one row each, and the sums stay", async () => {
+  const db = database.db;
+  await db.execute(sql`TRUNCATE payments CASCADE`);
+  const [id] = await configs(db, ['https://fold.example/cb']);
+  const opened: Client[] = [];
+  try {
+    // Payments of three hours ago, stored by 6 sessions: up to 6 stripes of that hour.
+    for (let i = 0; i < 6; i++) {
+      const { client } = await session();
+      opened.push(client);
+      await client.query(
+        `INSERT INTO payments (config_id, ticker, network, deposit_key, txid_in, value_base, result, price, created_at)
+         VALUES ($1, $2, 'ethereum', $3, $3, $4, 'done', '1.5', now() - interval '3 hours')`,
+        [id, i % 2 === 0 ? 'eth' : 'erc20_usdt', `fold${i}`, 100 * (i + 1)],
+      );
+    }
+    const rows = async () =>
+      rowsOf<{ hour: string; ticker: string; stripe: number }>(
+        await db.execute(sql`SELECT hour::text, ticker, stripe FROM host_volume_hours WHERE host = 'fold.example' ORDER BY hour, ticker, stripe`),
+      );
+    const before = await rows();
+    expect(before.length).toBeGreaterThan(2);
+    const since = new Date(Date.now() - 5 * 3600_000);
+    const sums = await read(db, 'fold.example', since);
+    // One payment of this hour: a new row, and the earlier hour folds.
+    await opened[0].query(
+      `INSERT INTO payments (config_id, ticker, network, deposit_key, txid_in, value_base, result, price) VALUES ($1, 'eth', 'ethereum', 'fold-now', 'fold-now', 7, 'done', '1')`,
+      [id],
+    );
+    const after = await rows();
+    const earlier = after.filter((r) => r.hour === before[0].hour);
+    expect(earlier.map((r) => [r.ticker, r.stripe])).toEqual([
+      ['erc20_usdt', -1],
+      ['eth', -1],
+    ]);
+    expect(same(await read(db, 'fold.example', since))).toEqual(same({ ...sums, eth: String(Number(sums.eth) + 7) }));
+    expect(same(await read(db, 'fold.example', since))).toEqual(same(await summedFromPayments(db, 'fold.example', since)));
+  } finally {
+    await Promise.all(opened.map((c) => c.end()));
+    await db.execute(sql`TRUNCATE payments CASCADE`);
+  }
+});
+
 it('a host that opens a new hour drops its hours older than 31 days, and only its own', async () => {
   const db = database.db;
   const [a, b] = await configs(db, ['https://old.example/cb', 'https://other-old.example/cb']);
@@ -150,6 +239,32 @@ it('a host that opens a new hour drops its hours older than 31 days, and only it
   await add(a, 'new-a', 0);
   expect(await hours()).toEqual([{ host: 'old.example', n: 1 }, { host: 'other-old.example', n: 1 }]);
   expect(await read(db, 'old.example', new Date(Date.now() - 30 * 24 * 3600_000))).toEqual({ eth: '1000' });
+});
+
+it('the stripes migration keeps the sums a running gateway kept, as folded rows', async () => {
+  const old = migrationsBefore('0013_host_volume_stripes');
+  const client = new PGlite();
+  try {
+    const db = drizzle(client) as unknown as Db;
+    await migrate(drizzle(client), { migrationsFolder: old.folder });
+    const [id] = await configs(db, ['https://kept.example/a']);
+    await db.execute(sql`
+      INSERT INTO payments (config_id, ticker, network, deposit_key, txid_in, value_base, result, price, created_at)
+      SELECT ${id}, 'eth', 'ethereum', 'k' || i, 'k' || i, 1000 + i, 'done', '2', now() - make_interval(hours => i % 50)
+      FROM generate_series(0, 99) i`);
+    const since = new Date(Date.now() - 30 * 24 * 3600_000);
+    const before = await read(db, 'kept.example', since);
+    await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_FOLDER });
+    expect(same(await read(db, 'kept.example', since))).toEqual(same(before));
+    const stripes = rowsOf<{ stripe: number }>(await db.execute(sql`SELECT DISTINCT stripe FROM host_volume_hours`));
+    expect(stripes).toEqual([{ stripe: -1 }]);
+    // Moves after the migration count on.
+    await db.execute(sql`UPDATE payments SET result = 'failed' WHERE deposit_key = 'k0'`);
+    expect(same(await read(db, 'kept.example', since))).toEqual(same(await summedFromPayments(db, 'kept.example', since)));
+  } finally {
+    await client.close();
+    old.remove();
+  }
 });
 
 it('the migration fills the sums in from the payments a running gateway already forwarded', async () => {
