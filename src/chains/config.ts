@@ -10,7 +10,14 @@ export interface NetworkRuntime {
   wsUrl?: string;
   /** Token contract / mint overrides per ticker (local devnets deploy their own). */
   contracts: Record<string, string>;
+  /** EVM: the most JSON-RPC calls sent in one HTTP request (`{NETWORK}_RPC_BATCH`; 1: each alone). */
+  rpcBatch?: number;
 }
+
+/** `{NETWORK}_RPC_BATCH` when unset: calls made together go as one JSON-RPC batch of at most this many. */
+export const DEFAULT_RPC_BATCH = 10;
+/** The largest batch one may ask for: node providers cap batches, the strictest common ones near 100. */
+export const MAX_RPC_BATCH = 100;
 
 export type ChainRuntimeConfig = Record<string, NetworkRuntime>;
 
@@ -21,7 +28,9 @@ const envName = (networkId: string) => networkId.toUpperCase();
  * LITECOIN_RPC_URL, SOLANA_RPC_URL); `{NETWORK}_CHAIN` picks mainnet (default), testnet or regtest;
  * `{TICKER}_CONTRACT` (e.g. ERC20_USDT_CONTRACT, SOL_USDC_CONTRACT) overrides a token's contract or mint;
  * `{NETWORK}_WS_URL` (EVM and Solana: ETHEREUM_WS_URL, SOLANA_WS_URL) names the node's WebSocket endpoint,
- * whose new-head notifications wake the watcher between its polls.
+ * whose new-head notifications wake the watcher between its polls; `{NETWORK}_RPC_BATCH` (EVM: 1 to 100,
+ * default DEFAULT_RPC_BATCH) bounds the JSON-RPC calls made together that go in one HTTP request, 1 for a
+ * node that refuses batches.
  */
 export function chainConfigFromEnv(env: NodeJS.ProcessEnv): ChainRuntimeConfig {
   const out: ChainRuntimeConfig = {};
@@ -34,7 +43,15 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv): ChainRuntimeConfig {
     }
     const wsUrl = env[`${envName(id)}_WS_URL`];
     if (wsUrl && !/^wss?:\/\//.test(wsUrl)) throw new Error(`invalid configuration: ${envName(id)}_WS_URL must be a ws:// or wss:// URL`);
-    out[id] = { mode, rpcUrl, ...(wsUrl ? { wsUrl } : {}), contracts: {} };
+    const batch = env[`${envName(id)}_RPC_BATCH`];
+    let rpcBatch: number | undefined;
+    if (batch !== undefined && batch !== '') {
+      rpcBatch = Number(batch);
+      if (!/^[0-9]+$/.test(batch) || rpcBatch < 1 || rpcBatch > MAX_RPC_BATCH) {
+        throw new Error(`invalid configuration: ${envName(id)}_RPC_BATCH must be a whole number from 1 to ${MAX_RPC_BATCH}`);
+      }
+    }
+    out[id] = { mode, rpcUrl, ...(wsUrl ? { wsUrl } : {}), ...(rpcBatch !== undefined ? { rpcBatch } : {}), contracts: {} };
   }
   for (const [key, value] of Object.entries(env)) {
     const m = /^([A-Z0-9]+_[A-Z0-9]+)_CONTRACT$/.exec(key);

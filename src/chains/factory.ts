@@ -30,7 +30,7 @@ export async function createAdapter(networkId: string, runtime: NetworkRuntime, 
   switch (net.family) {
     case 'evm': {
       const chainId = BigInt(await jsonRpc<string>(runtime.rpcUrl, 'eth_chainId'));
-      return new EvmAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, chainId, seed, tokens, lock, finalityDepth: ASSETS[net.nativeTicker].confirmations });
+      return new EvmAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, rpcBatch: runtime.rpcBatch, chainId, seed, tokens, lock, finalityDepth: ASSETS[net.nativeTicker].confirmations });
     }
     case 'utxo':
       return new UtxoAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, seed });

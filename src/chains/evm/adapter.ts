@@ -1,7 +1,7 @@
 import { getAddress, isError, type JsonRpcProvider, Network, Transaction, type Wallet } from 'ethers';
 import { ASSETS, type Priority } from '../../domain/assets';
 import type { HdSeed } from '../keys';
-import type { ChainMode } from '../config';
+import { DEFAULT_RPC_BATCH, type ChainMode } from '../config';
 import { deriveEvmWallet, validateAddress } from '../addresses';
 import { evmGasTankKey } from '../sponsor';
 import {
@@ -36,6 +36,8 @@ export interface EvmAdapterOptions {
   network: string;
   mode: ChainMode;
   rpcUrl: string;
+  /** The most JSON-RPC calls in one HTTP request (default DEFAULT_RPC_BATCH; 1: each alone). */
+  rpcBatch?: number;
   chainId: bigint;
   seed: HdSeed;
   /** ticker → token contract of the configured ERC-20 assets. */
@@ -66,7 +68,17 @@ export class EvmAdapter implements ChainAdapter {
     this.network = opts.network;
     const net = Network.from(opts.chainId);
     // A static network (no chainId probe per call) and no request cache: the cache answers stale heads.
-    this.provider = new EvmRpcProvider(opts.rpcUrl, net, { staticNetwork: net, cacheTimeout: -1, batchMaxCount: 1 });
+    // Calls made in the same turn of the event loop go as one JSON-RPC batch (ethers' batching, no stall
+    // beyond that turn): bench/evm-rpc.ts, 200 callers each making calls one after another against anvil,
+    // 114 µs of this process's CPU per call in batches of 10 against 263 µs one HTTP request each (0.43),
+    // and the node parses one request instead of many. Each call keeps its own answer or error; a request
+    // that fails fails the calls in it, which their callers retry as before.
+    this.provider = new EvmRpcProvider(opts.rpcUrl, net, {
+      staticNetwork: net,
+      cacheTimeout: -1,
+      batchMaxCount: opts.rpcBatch ?? DEFAULT_RPC_BATCH,
+      batchStallTime: 0,
+    });
     for (const [ticker, contract] of Object.entries(opts.tokens)) this.tokensByContract.set(getAddress(contract), ticker);
     this.scanner = new BlockScanner(this.network, this.provider, this.tokensByContract);
   }
