@@ -1,16 +1,13 @@
 import { randomInt } from 'node:crypto';
-import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import { Client } from 'pg';
-import { drizzle } from 'drizzle-orm/pglite';
-import { migrate } from 'drizzle-orm/pglite/migrator';
-import { MIGRATIONS_FOLDER, type Db } from '../../src/db/client';
+import type { Db } from '../../src/db/client';
 import { rowsOf } from '../../src/db/prepared';
 import { forwardedValueOfHost } from '../../src/db/queries/host-volume';
 import { storeSnapshotOnce } from '../../src/db/queries/payments';
 import { callbackHostSql } from '../../src/db/schema';
 import { createTestDatabase } from '../helpers/db';
-import { migrationsBefore } from '../helpers/migrations';
+import { onDatabaseBefore } from '../helpers/migrations';
 
 /**
  * host_volume_hours, the fee tier's per-hour sums (drizzle/0012_host_volume_hours.sql, striped by 0013), on
@@ -242,11 +239,7 @@ it('a host that opens a new hour drops its hours older than 31 days, and only it
 });
 
 it('the stripes migration keeps the sums a running gateway kept, as folded rows', async () => {
-  const old = migrationsBefore('0013_host_volume_stripes');
-  const client = new PGlite();
-  try {
-    const db = drizzle(client) as unknown as Db;
-    await migrate(drizzle(client), { migrationsFolder: old.folder });
+  await onDatabaseBefore('0013_host_volume_stripes', async (db, upgrade) => {
     const [id] = await configs(db, ['https://kept.example/a']);
     await db.execute(sql`
       INSERT INTO payments (config_id, ticker, network, deposit_key, txid_in, value_base, result, price, created_at)
@@ -254,25 +247,18 @@ it('the stripes migration keeps the sums a running gateway kept, as folded rows'
       FROM generate_series(0, 99) i`);
     const since = new Date(Date.now() - 30 * 24 * 3600_000);
     const before = await read(db, 'kept.example', since);
-    await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_FOLDER });
+    await upgrade();
     expect(same(await read(db, 'kept.example', since))).toEqual(same(before));
     const stripes = rowsOf<{ stripe: number }>(await db.execute(sql`SELECT DISTINCT stripe FROM host_volume_hours`));
     expect(stripes).toEqual([{ stripe: -1 }]);
     // Moves after the migration count on.
     await db.execute(sql`UPDATE payments SET result = 'failed' WHERE deposit_key = 'k0'`);
     expect(same(await read(db, 'kept.example', since))).toEqual(same(await summedFromPayments(db, 'kept.example', since)));
-  } finally {
-    await client.close();
-    old.remove();
-  }
+  });
 });
 
 it('the migration fills the sums in from the payments a running gateway already forwarded', async () => {
-  const old = migrationsBefore('0012_host_volume_hours');
-  const client = new PGlite();
-  try {
-    const db = drizzle(client) as unknown as Db;
-    await migrate(drizzle(client), { migrationsFolder: old.folder });
+  await onDatabaseBefore('0012_host_volume_hours', async (db, upgrade) => {
     const ids = await configs(db, ['https://shop.example/a', 'https://Shop.example:8443/b']);
     await db.execute(sql`
       INSERT INTO payments (config_id, ticker, network, deposit_key, txid_in, value_base, result, price, created_at)
@@ -282,10 +268,7 @@ it('the migration fills the sums in from the payments a running gateway already 
     const since = new Date(Date.now() - 30 * 24 * 3600_000 + 1800_000);
     const before = await summedFromPayments(db, 'shop.example', since);
     expect(Object.keys(before)).toEqual(['eth']);
-    await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_FOLDER });
+    await upgrade();
     expect(same(await read(db, 'shop.example', since))).toEqual(same(before));
-  } finally {
-    await client.close();
-    old.remove();
-  }
+  });
 });

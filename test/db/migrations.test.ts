@@ -1,17 +1,14 @@
 import fs from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
 import { getTableName, is, sql } from 'drizzle-orm';
 import { PgTable } from 'drizzle-orm/pg-core';
-import { drizzle } from 'drizzle-orm/pglite';
-import { migrate } from 'drizzle-orm/pglite/migrator';
-import { MIGRATIONS_FOLDER, type Db } from '../../src/db/client';
+import { MIGRATIONS_FOLDER } from '../../src/db/client';
 import { rowsOf } from '../../src/db/prepared';
 import { peekNextIndex, takeIndexes } from '../../src/db/queries/derivation';
 import { NETWORKS } from '../../src/domain/assets';
 import * as schema from '../../src/db/schema';
 import { queryRows } from '../api/helpers';
 import { createTestDatabase } from '../helpers/db';
-import { journal, migrationsBefore } from '../helpers/migrations';
+import { journal, onDatabaseBefore } from '../helpers/migrations';
 
 /**
  * Migrations merged from parallel branches stay whole: every SQL file is in the journal, in order, with
@@ -42,13 +39,9 @@ it('a fresh database has every table of the schema', async () => {
 
 it('every address family has its index sequence; a database of counters goes on where each stood', async () => {
   // The migrations before the sequences', from a copy of the folder; then counters as a running gateway left them.
-  const old = migrationsBefore('0010_derivation_sequences');
-  const client = new PGlite();
-  try {
-    const db = drizzle(client) as unknown as Db;
-    await migrate(drizzle(client), { migrationsFolder: old.folder });
+  await onDatabaseBefore('0010_derivation_sequences', async (db, upgrade) => {
     await db.execute(sql`INSERT INTO derivation_counters (family, next_index) VALUES ('evm', 7), ('ltc', 0), ('retired', 3)`);
-    await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_FOLDER });
+    await upgrade();
     expect(await peekNextIndex(db, 'evm')).toBe(7n);
     expect(await takeIndexes(db, 'evm', 2)).toEqual([7n, 8n]);
     expect(await takeIndexes(db, 'ltc', 1)).toEqual([0n]);
@@ -58,8 +51,5 @@ it('every address family has its index sequence; a database of counters goes on 
     }
     const [{ n }] = rowsOf<{ n: number }>(await db.execute(sql`SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'derivation_counters'`));
     expect(n).toBe(0);
-  } finally {
-    await client.close();
-    old.remove();
-  }
+  });
 });
