@@ -22,8 +22,11 @@
  * --temporal server|dev (default server: the production Temporal server on the same PostgreSQL, as
  * docker-compose.yml runs it, built by scripts/setup-temporal-server.js; dev: the embedded dev server on
  * SQLite with one history shard, as `npm start` runs it),
- * --json FILE. DATABASE_URL, when set, names the PostgreSQL server to make a throw-away database on.
- * BENCH_PROFILE=<dir>: the API and the workers write CPU profiles (node --cpu-prof) into <dir>/<process name>.
+ * --warmup N (default 0): first N deposits of each asset of the burst on addresses of their own, followed to
+ * their confirmed callbacks before the measured burst is paid (see warmUp), --json FILE. DATABASE_URL, when
+ * set, names the PostgreSQL server to make a throw-away database on.
+ * BENCH_PROFILE=<dir>: the API and the workers write CPU profiles (node --cpu-prof) into <dir>/<process name>;
+ * BENCH_NODE_ARGS: more node flags for them (e.g. --trace-gc, --perf-basic-prof for `perf record`).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -51,6 +54,7 @@ const { values: flags } = parseArgs({
     'head-feed': { type: 'string', default: 'on' },
     temporal: { type: 'string', default: 'server' },
     'timeout-s': { type: 'string' },
+    warmup: { type: 'string', default: '0' },
     json: { type: 'string' },
   },
 });
@@ -58,6 +62,7 @@ const COUNTS: Record<string, number> = {
   eth: Number(flags.eth), erc20_usdt: Number(flags.erc20), sol: Number(flags.sol), sol_usdc: Number(flags.usdc), ltc: Number(flags.ltc),
 };
 const PER_ADDRESS = Math.max(1, Number(flags['per-address']));
+const WARMUP = Math.max(0, Number(flags.warmup));
 const TOTAL = Object.values(COUNTS).reduce((a, b) => a + b, 0);
 const TIMEOUT_MS = Number(flags['timeout-s'] ?? 300 + TOTAL * 3) * 1000;
 
@@ -84,13 +89,13 @@ interface Config {
   deposits: number;
 }
 
-async function createConfigs(bed: Bed, chains: DrillChains): Promise<Config[]> {
+async function createConfigs(bed: Bed, chains: DrillChains, counts: Record<string, number>, label = ''): Promise<Config[]> {
   const configs: Config[] = [];
-  for (const [ticker, n] of Object.entries(COUNTS)) {
+  for (const [ticker, n] of Object.entries(counts)) {
     for (let i = 0; i * PER_ADDRESS < n; i++) {
       const numeric = ASSETS[ticker].network !== 'solana';
       const body = {
-        callback_url: `${bed.receiver.url}/bench/${ticker}/${i}?order=${ticker}-${i}`,
+        callback_url: `${bed.receiver.url}/bench/${ticker}/${label}${i}?order=${ticker}-${label}${i}`,
         address_out: await chains.payoutAddress(ticker),
         post: 1, json: 1, pending: 0,
         ...(numeric && flags.confirmations ? { confirmations: Number(flags.confirmations) } : {}),
@@ -133,7 +138,7 @@ async function payBurst(bed: Bed, chains: DrillChains, configs: Config[], limit 
       ),
     );
   }
-  for (const ticker of Object.keys(COUNTS).filter((t) => ASSETS[t].network !== 'ethereum')) {
+  for (const ticker of [...new Set(configs.map((c) => c.ticker))].filter((t) => ASSETS[t].network !== 'ethereum')) {
     const mine = configs.filter((c) => c.ticker === ticker);
     let next = 0;
     const worker = async () => {
@@ -153,6 +158,26 @@ async function payBurst(bed: Bed, chains: DrillChains, configs: Config[], limit 
   return { paid, errors, firstAt, lastAt: Date.now() };
 }
 
+/**
+ * --warmup N: before the measured burst, N deposits of each of its assets (other addresses) are paid and
+ * followed to their confirmed callbacks, so that the burst meets workers that have run every step once, as a
+ * running gateway's have: V8 compiles a worker's hot code (ethers, drizzle, the SDK's sandbox) on its first
+ * deposits, and in a cold burst that compiling ran beside the deposits. Not counted in any figure.
+ */
+async function warmUp(bed: Bed, chains: DrillChains, configs: Config[]): Promise<void> {
+  const before = bed.receiver.confirmed.size;
+  const warm = await payBurst(bed, chains, configs);
+  if (warm.errors.length) throw new Error(`warm-up payments failed: ${warm.errors.join(' | ')}`);
+  const deadline = Date.now() + TIMEOUT_MS;
+  while (bed.receiver.confirmed.size - before < warm.paid.length) {
+    if (Date.now() > deadline) throw new Error(`warm-up: ${bed.receiver.confirmed.size - before}/${warm.paid.length} confirmed callbacks`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  // Their workflows complete after the callback; the burst starts on a quiet gateway.
+  await new Promise((r) => setTimeout(r, 3000));
+  log(`warm-up: ${warm.paid.length} deposits confirmed`);
+}
+
 async function main(): Promise<void> {
   const env: Record<string, string> = {};
   if (flags['watch-ms']) env.WATCH_INTERVAL_MS = flags['watch-ms'];
@@ -167,8 +192,10 @@ async function main(): Promise<void> {
   let chains: DrillChains | undefined;
   try {
     chains = await drillChains(bed.devnets.state);
-    const configs = await createConfigs(bed, chains);
-    log(`${configs.length} configurations created through the API`);
+    const warmCounts = Object.fromEntries(Object.entries(COUNTS).map(([t, n]) => [t, Math.min(n, WARMUP)]).filter(([, n]) => Number(n) > 0));
+    const warmConfigs = WARMUP > 0 ? await createConfigs(bed, chains, warmCounts, 'warm-') : [];
+    const configs = await createConfigs(bed, chains, COUNTS);
+    log(`${configs.length} configurations created through the API${warmConfigs.length ? `, and ${warmConfigs.length} for the warm-up` : ''}`);
     const c = chains;
     miner = (async () => {
       while (mining) {
@@ -176,6 +203,8 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, Number(flags['ltc-block-ms'])));
       }
     })();
+    if (warmConfigs.length) await warmUp(bed, chains, warmConfigs);
+    const warmed = bed.receiver.confirmed.size;
     const busyBefore = busyCoreS();
     const burst = await payBurst(bed, chains, configs);
     log(`${burst.paid.length} deposits paid in ${((burst.lastAt - burst.firstAt) / 1000).toFixed(1)} s${burst.errors.length ? `; payments that failed: ${burst.errors.join(' | ')}` : ''}`);
@@ -183,18 +212,18 @@ async function main(): Promise<void> {
     const want = new Set(burst.paid.map((p) => p.ticker));
     const deadline = Date.now() + TIMEOUT_MS;
     let lastReport = 0;
-    while (bed.receiver.confirmed.size < burst.paid.length && Date.now() < deadline) {
+    while (bed.receiver.confirmed.size - warmed < burst.paid.length && Date.now() < deadline) {
       if (Date.now() - lastReport > 15_000) {
         lastReport = Date.now();
         const by: Record<string, number> = {};
         for (const a of bed.receiver.confirmed.values()) by[String(a.fields.coin)] = (by[String(a.fields.coin)] ?? 0) + 1;
-        log(`confirmed callbacks ${bed.receiver.confirmed.size}/${burst.paid.length} ${JSON.stringify(by)}; load ${load()}`);
+        log(`confirmed callbacks ${bed.receiver.confirmed.size - warmed}/${burst.paid.length} ${JSON.stringify(by)}; load ${load()}`);
       }
       await new Promise((r) => setTimeout(r, 500));
     }
     const busy = busyCoreS() - busyBefore;
-    const done = bed.receiver.confirmed.size >= burst.paid.length;
-    log(done ? 'every confirmed callback arrived' : `timed out after ${TIMEOUT_MS / 1000} s with ${bed.receiver.confirmed.size}/${burst.paid.length} confirmed callbacks`);
+    const done = bed.receiver.confirmed.size - warmed >= burst.paid.length;
+    log(done ? 'every confirmed callback arrived' : `timed out after ${TIMEOUT_MS / 1000} s with ${bed.receiver.confirmed.size - warmed}/${burst.paid.length} confirmed callbacks`);
     const lastCallback = Math.max(...[...bed.receiver.confirmed.values()].map((a) => a.at));
     // The workflows finish once their confirmed callback is delivered; give them a moment before counting events.
     await new Promise((r) => setTimeout(r, 5000));
@@ -209,7 +238,7 @@ async function main(): Promise<void> {
       if (bad.length || s.complete < s.paid) console.log(`${s.ticker}: ${s.complete}/${s.paid} deposits fully measured; results ${JSON.stringify(s.results)}`);
     }
     const wall = (lastCallback - burst.firstAt) / 1000;
-    console.log(`first payment → last confirmed callback: ${wall.toFixed(1)} s (${((bed.receiver.confirmed.size / wall) * 60).toFixed(1)} deposits/min)`);
+    console.log(`first payment → last confirmed callback: ${wall.toFixed(1)} s (${(((bed.receiver.confirmed.size - warmed) / wall) * 60).toFixed(1)} deposits/min)`);
     console.log(`machine CPU from the burst's start to its last confirmed callback (±0.5 s): ${busy.toFixed(1)} core-s on ${os.cpus().length} cores`);
     console.log(`receiver: ${JSON.stringify(bed.receiver.counts())}; observer late/failed polls: ${JSON.stringify(bed.observer.misses())}`);
     console.log(`gateway process deaths: ${bed.supervisor.deaths.length}; load average at the end ${load()}`);

@@ -75,7 +75,9 @@ export function createSupervisor(logDir: string, baseEnv: Record<string, string>
         out = '';
         // BENCH_PROFILE=<dir> (bench/pipeline.ts): each process writes CPU profiles (one per thread) into <dir>/<name>.
         const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(path.resolve(process.env.BENCH_PROFILE), name)}`] : [];
-        const c = spawn(process.execPath, [...profile, '--import', 'tsx', `src/entry/${role}.ts`], {
+        // BENCH_NODE_ARGS: more node flags for each process, space-separated (--trace-gc, --perf-basic-prof, ...).
+        const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+        const c = spawn(process.execPath, [...profile, ...nodeArgs, '--import', 'tsx', `src/entry/${role}.ts`], {
           cwd: ROOT,
           env: { ...process.env, ...baseEnv, ...env },
           stdio: ['ignore', 'pipe', 'pipe'],
