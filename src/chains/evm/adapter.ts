@@ -25,7 +25,7 @@ import { ETH_TRANSFER_GAS, TOKEN_TRANSFER_GAS_FALLBACK, eip1559Fees } from './fe
 import { prepareEthForward, prepareTokenForward } from './forward';
 import { KeyedMutex } from './nonces';
 import { ensureTopup } from './topup';
-import { parseTransferLog } from './erc20';
+import { depositConfirmations } from './confirmations';
 import { BlockScanner, NATIVE_INDEX, nodeCall } from './scan';
 import { nativeWallet } from './signing-key';
 import { EvmRpcProvider } from './provider';
@@ -153,36 +153,7 @@ export class EvmAdapter implements ChainAdapter {
   }
 
   async confirmations(d: ObservedDeposit): Promise<Confirmations> {
-    const [headNumber, block] = await Promise.all([
-      this.call(() => this.provider.getBlockNumber()),
-      this.call(() => this.provider.getBlock(Number(d.blockNumber))),
-    ]);
-    // A node that has not reached the deposit's height is behind (lagging, load-balanced), not reorganised.
-    if (!block || headNumber < Number(d.blockNumber)) throw new NodeUnavailableError(`node at ${headNumber} has no block ${d.blockNumber} yet`);
-    if (block.hash === d.blockHash) return { status: 'confirmed', confirmations: Math.max(0, headNumber - Number(d.blockNumber) + 1) };
-    return this.reincluded(d, headNumber);
-  }
-
-  /**
-   * The orphaned deposit's transaction mined again in a canonical block: it still counts if it pays the
-   * same recipient the same amount at the same index (ETH value, or the same Transfer log).
-   */
-  private async reincluded(d: ObservedDeposit, headNumber: number): Promise<Confirmations> {
-    const reorged = { status: 'reorged', confirmations: 0, observedAt: BigInt(headNumber) } as const;
-    const r = await this.call(() => this.provider.getTransactionReceipt(d.txid));
-    if (!r || r.status !== 1) return reorged;
-    const block = await this.call(() => this.provider.getBlock(r.blockNumber));
-    if (!block || block.hash !== r.blockHash) return reorged;
-    if (d.index === NATIVE_INDEX) {
-      const tx = await this.call(() => this.provider.getTransaction(d.txid));
-      if (!tx?.to || getAddress(tx.to) !== d.recipient || tx.value !== d.amount) return reorged;
-    } else {
-      const log = r.logs.find((l) => l.index === d.index);
-      const t = log && parseTransferLog(log);
-      const ticker = log && this.tokensByContract.get(getAddress(log.address));
-      if (!t || ticker !== d.ticker || t.to !== d.recipient || t.value !== d.amount) return reorged;
-    }
-    return { status: 'confirmed', confirmations: Math.max(0, headNumber - r.blockNumber + 1), block: { number: BigInt(r.blockNumber), hash: r.blockHash } };
+    return depositConfirmations(this.provider, this.tokensByContract, d);
   }
 
   async estimateForwardCost(ticker: string, priority: Priority, opts: { fresh?: boolean } = {}): Promise<ForwardCostEstimate> {
@@ -302,5 +273,4 @@ export class EvmAdapter implements ChainAdapter {
   private call<T>(fn: () => Promise<T>): Promise<T> {
     return nodeCall(fn);
   }
-
 }
