@@ -173,7 +173,13 @@ export async function runProductionTopology(o: { waves: number; settleMs: number
       base, chains, configs, received: merchant.received, processDeaths: sup.deaths.length, settleMs: o.settleMs, pollMs: 2000, stage,
     });
     const sample = [...logs.values()].map((r) => r[0]?.uuid).filter((u): u is string => Boolean(u));
-    const searchAttributes = await searchAttributeCounts(temporal.address, temporal.namespace, TOPOLOGY_TICKERS, sample);
+    // SQL visibility is written by the server's visibility queue, one task at a time and after the workflow task
+    // (ops/temporal/dynamicconfig.yaml): read until it shows every payment done, for at most 30 s.
+    let searchAttributes = await searchAttributeCounts(temporal.address, temporal.namespace, TOPOLOGY_TICKERS, sample);
+    for (const until = Date.now() + 30_000; searchAttributes.done < TOPOLOGY_TICKERS.length * o.waves && Date.now() < until; ) {
+      await new Promise((r) => setTimeout(r, 1000));
+      searchAttributes = await searchAttributeCounts(temporal.address, temporal.namespace, TOPOLOGY_TICKERS, sample);
+    }
     const stuck = await stuckEvidence(gatewayDb, temporal.address, temporal.namespace).catch(() => [] as StuckEvidence[]);
     for (const d of sup.deaths) stage(`death: ${d.name} code=${d.code} signal=${d.signal}: ${d.why}`);
     const temporalSurvivedPgRestart = temporalPid === undefined ? null : temporal.pid() === temporalPid && temporal.alive();
