@@ -14,7 +14,7 @@ import { startApiThread } from './runtime/api-thread';
 import { apiPart, buildServices } from './runtime/services';
 import { startWorkerRuntime } from './runtime/worker';
 import { resolveTemporalCli } from './temporal/binaries';
-import { startDevServer } from './temporal/devserver';
+import { reservePorts, startDevServer } from './temporal/devserver';
 import { installQuietRuntime } from './temporal/worker';
 
 /**
@@ -50,6 +50,7 @@ async function main(cfg: Config): Promise<void> {
   const env = { ...process.env };
   const wantDevnet = cfg.devnet ?? Object.keys(chainConfigFromEnv(process.env)).length === 0;
   if (wantDevnet) {
+    reservePorts(cfg.port, cfg.temporalUiPort, cfg.metricsPort);
     const seed = HdSeed.loadOrCreate({ mnemonic: cfg.mnemonic, mnemonicFile: cfg.mnemonicFile, dataDir: cfg.dataDir });
     const devnets = await startDevnets(path.join(cfg.dataDir, 'devnet'), { seed });
     stops.push(() => devnets.stop());

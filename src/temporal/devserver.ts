@@ -35,11 +35,25 @@ function ephemeralStart(): number {
 }
 
 /**
+ * Ports this process binds later itself (`npm start`: the API's, the Temporal UI's, the metrics'): freePort
+ * picks none of them at random for another server, which would take it first (a crash-restart run in CI lost
+ * its API port to a local chain that way). A port asked for by name (preferred) is still given. Returns the
+ * release of those it reserved.
+ */
+const reserved = new Set<number>();
+export function reservePorts(...ports: Array<number | undefined>): () => void {
+  const mine = ports.filter((p): p is number => Boolean(p) && !reserved.has(p!));
+  for (const p of mine) reserved.add(p);
+  return () => mine.forEach((p) => reserved.delete(p));
+}
+
+/**
  * A port that is free now: the preferred one if it is, else one picked at random below the kernel's
  * ephemeral range (also for a preferred 0, "any port": the kernel's own pick would come from that range). The kernel hands ports of that range to every bind to port 0 and to every outgoing
  * connection, and the servers that pick their own ports (surfnet, the Temporal server's internal ones)
  * pick them so: a port picked there could go to one of them between this check and the bind of the server
- * it is for (CI runs lost devnet starts that way). Port 0 (the kernel's pick) is the fallback.
+ * it is for (CI runs lost devnet starts that way). Port 0 (the kernel's pick) is the fallback. A port of
+ * reservePorts is never picked at random.
  */
 export async function freePort(host: string, preferred?: number): Promise<number> {
   const tryListen = (port: number) =>
@@ -57,7 +71,9 @@ export async function freePort(host: string, preferred?: number): Promise<number
   }
   const below = ephemeralStart();
   for (let i = 0; below - PICKED_PORTS_FROM >= 1000 && i < 50; i++) {
-    const p = await tryListen(PICKED_PORTS_FROM + Math.floor(Math.random() * (below - PICKED_PORTS_FROM)));
+    const pick = PICKED_PORTS_FROM + Math.floor(Math.random() * (below - PICKED_PORTS_FROM));
+    if (reserved.has(pick)) continue;
+    const p = await tryListen(pick);
     if (p !== undefined) return p;
   }
   const p = await tryListen(0);

@@ -70,3 +70,19 @@ it('anvil whose port was taken before it could bind it starts again on a new por
     }
   });
 }, 120_000);
+
+it("freePort never picks at random a port this process reserved for itself (npm start's API, UI and metrics ports)", async () => {
+  const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+  // Every port of the range it picks from but one: before reservePorts, a pick was almost surely one of them.
+  const all = Array.from({ length: low - 10_000 }, (_, i) => 10_000 + i);
+  const release = devserver.reservePorts(...all.slice(1));
+  try {
+    const reserved = new Set(all.slice(1));
+    const ports = await Promise.all(Array.from({ length: 10 }, () => devserver.freePort('127.0.0.1')));
+    for (const port of ports) expect(reserved.has(port)).toBe(false);
+    // A port asked for by name is still given.
+    expect(await devserver.freePort('127.0.0.1', all[all.length - 1])).toBe(all[all.length - 1]);
+  } finally {
+    release();
+  }
+});
