@@ -65,6 +65,14 @@ export interface WorkflowTrace {
    * timeout (10 s), run again. Each one delays its deposit, and a task another worker takes replays the run.
    */
   taskTimeouts?: { sticky: number; started: number };
+  /**
+   * The longest workflow task that completed, started → completed (ms). A due deposit's task runs its forward,
+   * the wait for the forward's block and its callback as local activities: set beside the `started`
+   * timeouts, it tells a task that ran past the timeout on a saturated worker (tasks of the same run close to
+   * it) from one the server recorded as started and never delivered (ops/temporal/config.yaml), which no
+   * worker ran at all.
+   */
+  longestTaskMs?: number;
 }
 
 /** Limits how many lookups run at once: the nodes and the machine are shared with the gateway itself. */
@@ -229,6 +237,9 @@ function traceOf(events: HistoryEvent[], t: WorkflowTrace): void {
       else if (timeout === TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE) t.taskTimeouts.started++;
     }
     if (e.workflowTaskStartedEventAttributes) taskStartedAt = at;
+    if (e.workflowTaskCompletedEventAttributes && at !== undefined && taskStartedAt !== undefined) {
+      t.longestTaskMs = Math.max(t.longestTaskMs ?? 0, at - taskStartedAt);
+    }
     // A local forward (patch fused-forward-steps): it ran in the workflow task its marker closes, after that
     // task's finality reading; the task's start stands for "scheduled", its completion for "completed".
     // The same for the reading that found finality and forwarded in the same step (patch finality-forward-fused).

@@ -9,7 +9,9 @@ import type { DepositTimes } from './measure';
  *   (d) overhead (finality seen → callback) − (broadcast → forward's block seen): the gateway's own time
  *   (e) deposits whose workflow had a task time out, and the timeouts: on a busy worker's sticky queue
  *       (no free task slot within the sticky wait of src/temporal/worker.ts), or taken and not completed
- *       within 10 s; each delays its deposit
+ *       within the task timeout (10 s); each delays its deposit
+ *   (f) each deposit's longest workflow task that completed (WorkflowTrace.longestTaskMs), p95/max: near the
+ *       timeout, a `started` timeout in (e) may be a task that ran too long rather than one never delivered
  */
 export interface Stats {
   n: number;
@@ -35,6 +37,8 @@ export interface AssetSummary {
   overheadS: Stats | null;
   /** (e) Deposits with a workflow task that timed out, and the timeouts by kind (WorkflowTrace.taskTimeouts). */
   taskTimeouts: { deposits: number; sticky: number; started: number };
+  /** (f) Seconds. */
+  longestTaskS: Stats | null;
   /** Payments by stored result (done, sent, processing, pending, failed, or "unseen"). */
   results: Record<string, number>;
 }
@@ -75,6 +79,7 @@ export function summarise(ticker: string, rows: DepositTimes[]): AssetSummary {
       sticky: mine.reduce((n, r) => n + (r.trace?.taskTimeouts?.sticky ?? 0), 0),
       started: mine.reduce((n, r) => n + (r.trace?.taskTimeouts?.started ?? 0), 0),
     },
+    longestTaskS: stats(sec(mine.filter((r) => def(r.trace?.longestTaskMs)).map((r) => r.trace!.longestTaskMs!))),
     results,
   };
 }
@@ -83,7 +88,7 @@ const f = (x: number | undefined | null, digits = 1) => (x === undefined || x ==
 const tri = (s: Stats | null, digits = 1) => (s ? `${f(s.p50, digits)}/${f(s.p95, digits)}/${f(s.max, digits)}` : '-');
 
 export function table(summaries: AssetSummary[]): string {
-  const head = ['asset', 'paid', 'cb', '(a) block→cb s p50/p95/max', '(b) bound s p50/p95/max', 'a/b p50', 'a/b max', 'slowest a/b', '(c) events p50/max', 'runs p50/max', '(d) overhead s p50/p95', '(e) task timeouts n (sticky/started)'];
+  const head = ['asset', 'paid', 'cb', '(a) block→cb s p50/p95/max', '(b) bound s p50/p95/max', 'a/b p50', 'a/b max', 'slowest a/b', '(c) events p50/max', 'runs p50/max', '(d) overhead s p50/p95', '(e) task timeouts n (sticky/started)', '(f) longest task s p95/max'];
   const lines = summaries.map((s) => [
     s.ticker,
     String(s.paid),
@@ -97,6 +102,7 @@ export function table(summaries: AssetSummary[]): string {
     s.runs ? `${s.runs.p50}/${s.runs.max}` : '-',
     s.overheadS ? `${f(s.overheadS.p50)}/${f(s.overheadS.p95)}` : '-',
     `${s.taskTimeouts.deposits} (${s.taskTimeouts.sticky}/${s.taskTimeouts.started})`,
+    s.longestTaskS ? `${f(s.longestTaskS.p95)}/${f(s.longestTaskS.max)}` : '-',
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const fmt = (cols: string[]) => cols.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
