@@ -1,10 +1,11 @@
 /**
  * Public API throughput against its ceiling, measured side by side in one run on real PostgreSQL:
  * the production API process (src/entry/api.ts) and bare Express (bench/api-bare.ts: the same bytes for
- * the reads, one `pg` insert per create), both loaded by autocannon in turn.
+ * the reads, one `pg` insert per create), both loaded by autocannon in alternating slices (sideBySide).
  *
  *   DATABASE_URL=postgres://… npm run bench -- api.ts
- *   (BENCH_SECONDS per measurement, default 10; BENCH_ROUNDS, default 2; BENCH_ONLY=catalog,create to pick;
+ *   (BENCH_SECONDS per measurement and server, default 10, in BENCH_SLICES alternating slices, default 5;
+ *    BENCH_ROUNDS, default 2; BENCH_ONLY=catalog,create to pick;
  *    BENCH_PROFILE=<dir> to have the API process and the bare one write CPU profiles (node --cpu-prof) in <dir>/api
  *    and <dir>/bare)
  *
@@ -22,6 +23,8 @@ import { benchChainEnv, benchDatabase, freePort, merchantEthAddress, seedLogs, s
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+/** Alternating slices per measurement (see sideBySide). */
+const SLICES = Number(process.env.BENCH_SLICES ?? 5);
 
 interface Scenario {
   name: string;
@@ -76,18 +79,54 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-async function load(opts: autocannon.Options, connections: number, seconds: number, server: Child): Promise<Figures> {
+/** What one server answered over the slices of a measurement, and the CPU it spent. */
+interface Tally {
+  seconds: number;
+  cpu: number;
+  latencies: number[];
+  ok: number;
+  answered: number;
+  errors: number;
+}
+
+const newTally = (): Tally => ({ seconds: 0, cpu: 0, latencies: [], ok: 0, answered: 0, errors: 0 });
+
+/** One slice of load on one server, added to its tally: every response's latency as autocannon timed it. */
+async function slice(opts: autocannon.Options, connections: number, seconds: number, server: Child, t: Tally): Promise<void> {
   const before = cpuSeconds(server.proc.pid!);
-  const r = await autocannon({ ...opts, connections, duration: seconds, timeout: 10 });
-  const answered = r['2xx'] + r.non2xx;
-  return {
-    rps: r.requests.average,
-    cpu: answered ? ((cpuSeconds(server.proc.pid!) - before) * 1e6) / answered : 0,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    errors: r.errors + r.timeouts + r.non2xx,
-    ok: r['2xx'],
-  };
+  const started = process.hrtime.bigint();
+  const r = await new Promise<autocannon.Result>((resolve, reject) => {
+    const run = autocannon({ ...opts, connections, duration: seconds, timeout: 10 }, (err: unknown, result) => (err ? reject(err) : resolve(result)));
+    run.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => t.latencies.push(responseTime));
+  });
+  t.seconds += Number(process.hrtime.bigint() - started) / 1e9;
+  t.cpu += cpuSeconds(server.proc.pid!) - before;
+  t.ok += r['2xx'];
+  t.answered += r['2xx'] + r.non2xx;
+  t.errors += r.errors + r.timeouts + r.non2xx;
+}
+
+function figures(t: Tally): Figures {
+  const l = t.latencies.sort((a, b) => a - b);
+  const q = (p: number) => (l.length ? l[Math.min(l.length - 1, Math.ceil(p * l.length) - 1)] : 0);
+  return { rps: t.answered / t.seconds, cpu: t.answered ? (t.cpu * 1e6) / t.answered : 0, p50: q(0.5), p99: q(0.99), errors: t.errors, ok: t.ok };
+}
+
+/**
+ * One measurement of a scenario on both servers, side by side: SLICES slices of SECONDS / SLICES each,
+ * alternating (bare first, then the gateway first, and so on), so that a machine whose speed drifts (a
+ * shared host) weighs on both alike; one measurement after the other, bare's first round once ran 30 %
+ * faster than its second. Rates over the slices' summed time; p50 and p99 over every response.
+ */
+async function sideBySide(s: Scenario, servers: { gw: [string, Child]; bare: [string, Child] }, seconds: number): Promise<{ gw: Figures; bare: Figures }> {
+  const tallies = { gw: newTally(), bare: newTally() };
+  for (let i = 0; i < SLICES; i++) {
+    for (const who of i % 2 === 0 ? (['bare', 'gw'] as const) : (['gw', 'bare'] as const)) {
+      const [base, server] = servers[who];
+      await slice(s.request(base), s.connections, seconds / SLICES, server, tallies[who]);
+    }
+  }
+  return { gw: figures(tallies.gw), bare: figures(tallies.bare) };
 }
 
 /** The production API process as compose runs it (LOG_LEVEL info, JSON lines on stdout), minus secrets it refuses anyway. */
@@ -155,18 +194,18 @@ async function main(): Promise<void> {
 
     console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     console.log(
-      `body bytes: catalog ${bodies.catalog.length}, info ${bodies.info.length}, logs ${bodies.logs.length}, logs-live ${bodies.logsLive.length}; ${SECONDS} s per measurement, ${ROUNDS} round(s)`,
+      `body bytes: catalog ${bodies.catalog.length}, info ${bodies.info.length}, logs ${bodies.logs.length}, logs-live ${bodies.logsLive.length}; ${SECONDS} s per measurement and server in ${SLICES} alternating slices, ${ROUNDS} round(s)`,
     );
     // Warm-up: JIT, pools and caches of both servers.
     const [api, bare] = children;
-    for (const s of scenarios) for (const [base, server] of [[bareBase, bare], [apiBase, api]] as const) await load(s.request(base), s.connections, 2, server);
+    const servers = { gw: [apiBase, api] as [string, Child], bare: [bareBase, bare] as [string, Child] };
+    for (const s of scenarios) await sideBySide(s, servers, 2);
 
     console.log('scenario      conns | gateway req/s  p50  p99 err  µs CPU | bare req/s  p50  p99 err  µs CPU | ratio');
     const ratios = new Map<string, number[]>();
     for (let round = 1; round <= ROUNDS; round++) {
       for (const s of scenarios) {
-        const b = await load(s.request(bareBase), s.connections, SECONDS, bare);
-        const gw = await load(s.request(apiBase), s.connections, SECONDS, api);
+        const { gw, bare: b } = await sideBySide(s, servers, SECONDS);
         const ratio = gw.rps / b.rps;
         const key = `${s.name}@${s.connections}`;
         ratios.set(key, [...(ratios.get(key) ?? []), ratio]);
