@@ -19,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Client } from 'pg';
+import { quantile } from './lib/quantile';
 import { benchChainEnv, benchDatabase, freePort, merchantEthAddress, seedLogs, startChild, type Child } from './api-setup';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -108,7 +109,7 @@ async function slice(opts: autocannon.Options, connections: number, seconds: num
 
 function figures(t: Tally): Figures {
   const l = t.latencies.sort((a, b) => a - b);
-  const q = (p: number) => (l.length ? l[Math.min(l.length - 1, Math.ceil(p * l.length) - 1)] : 0);
+  const q = (p: number) => quantile(l, p) ?? 0;
   return { rps: t.answered / t.seconds, cpu: t.answered ? (t.cpu * 1e6) / t.answered : 0, p50: q(0.5), p99: q(0.99), errors: t.errors, ok: t.ok };
 }
 

@@ -1,3 +1,4 @@
+import { quantile } from '../lib/quantile';
 import type { DepositTimes } from './measure';
 
 /**
@@ -46,8 +47,7 @@ export interface AssetSummary {
 export function stats(xs: number[]): Stats | null {
   if (xs.length === 0) return null;
   const s = [...xs].sort((a, b) => a - b);
-  const q = (p: number) => s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)];
-  return { n: s.length, p50: q(0.5), p95: q(0.95), max: s[s.length - 1] };
+  return { n: s.length, p50: quantile(s, 0.5)!, p95: quantile(s, 0.95)!, max: s[s.length - 1] };
 }
 
 const def = (x: number | undefined): x is number => x !== undefined;
