@@ -31,7 +31,16 @@ export type Gateway = Awaited<ReturnType<typeof startGateway>>;
  * litecoind (regtest), the worker with its watchers, the API, and a merchant receiver on loopback.
  * The local Bitcoin and Bitcoin Cash nodes join when a test asks for them (`devnets`).
  */
-export async function startGateway(opts: { worker?: boolean; prices?: PriceSource; env?: Record<string, string>; devnets?: Pick<DevnetOptions, 'bitcoin' | 'bitcoincash'> } = {}) {
+export async function startGateway(
+  opts: {
+    worker?: boolean;
+    prices?: PriceSource;
+    env?: Record<string, string>;
+    devnets?: Pick<DevnetOptions, 'bitcoin' | 'bitcoincash'>;
+    /** The payment workflows' fallback reading (default 1 second: the watcher's signals are not waited for). */
+    depositPollInterval?: string;
+  } = {},
+) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-e2e-'));
   const stops: Array<() => Promise<void>> = [];
   // Every part stops, in reverse order (the database last); the first failure is reported afterwards,
@@ -75,7 +84,7 @@ export async function startGateway(opts: { worker?: boolean; prices?: PriceSourc
     stops.push(() => services.close());
     let worker: WorkerRuntime | undefined;
     if (opts.worker !== false) {
-      worker = await startWorkerRuntime(services, { address: temporal.address, depositPollInterval: '1 second' });
+      worker = await startWorkerRuntime(services, { address: temporal.address, depositPollInterval: opts.depositPollInterval ?? '1 second' });
       stops.push(() => worker!.stop());
     }
     // Without a worker here, the test publishes the public material the API derives addresses from.

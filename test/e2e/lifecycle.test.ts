@@ -1,9 +1,12 @@
+import { Client, Connection } from '@temporalio/client';
+import { eq } from 'drizzle-orm';
 import { Wallet } from 'ethers';
 import { devnetAddress, devnetMine, devnetPay } from '../../src/chains/devnet/drive';
 import { jsonRpc } from '../../src/chains/devnet/process';
 import { verifyCallback } from '../../src/callbacks/verify';
 import { ASSETS, isSolFamily } from '../../src/domain/assets';
 import { formatUnits, parseUnits } from '../../src/domain/money';
+import { payments } from '../../src/db/schema';
 import { waitFor } from '../helpers/process';
 import { balanceOf, callbacksFor, createConfig, logsOf, startGateway, waitForCallback, type Gateway } from './harness';
 
@@ -11,14 +14,40 @@ import { balanceOf, callbacksFor, createConfig, logsOf, startGateway, waitForCal
  * SPEC 1, 3 and 6 end to end on the local nodes, real PostgreSQL and the real Temporal dev server:
  * create (pending=1, JSON callback) → pay → pending callback → finality → forward → confirmed callback.
  * The UTXO coins run on their local nodes: litecoind, the Bitcoin node (Knots or btcd) and bchd.
+ * The payment workflows' fallback reading is an hour away, as in production it is minutes: every step
+ * here is driven by the watcher's signals (due, recheck, forward), and a signal that did not come would
+ * fail the test instead of being covered by a reading a second later.
  */
 let gw: Gateway;
 beforeAll(async () => {
-  gw = await startGateway({ devnets: { bitcoin: true, bitcoincash: true } });
+  gw = await startGateway({ devnets: { bitcoin: true, bitcoincash: true }, depositPollInterval: '1 hour' });
 }, 240_000);
 afterAll(async () => {
+  await connection?.close();
   await gw?.stop();
 }, 60_000);
+
+let connection: Connection | undefined;
+
+/**
+ * What a payment's workflow history says of its first confirmations reading: whether the watcher started
+ * it as dueLater (recorded below its due height), and whether a reading came before any chain signal.
+ */
+async function firstReading(uuid: string): Promise<{ dueLater: boolean; readingBeforeSignal: boolean }> {
+  const [row] = await gw.database.db.select({ key: payments.depositKey }).from(payments).where(eq(payments.uuid, uuid));
+  connection ??= await Connection.connect({ address: gw.temporal.address });
+  const history = await new Client({ connection }).workflow.getHandle(row.key).fetchHistory();
+  const json = (data: Uint8Array | null | undefined) => (data ? (JSON.parse(Buffer.from(data).toString('utf8')) as Record<string, unknown>) : {});
+  const events = history.events ?? [];
+  const input = json(events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data);
+  let signalled = false;
+  for (const e of events) {
+    if (e.workflowExecutionSignaledEventAttributes) signalled = true;
+    const activity = json(e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data).activity_type;
+    if (activity === 'confirmations' || activity === 'confirmationsThenForward') return { dueLater: input.dueLater === true, readingBeforeSignal: !signalled };
+  }
+  throw new Error(`no confirmations reading in the history of ${row.key}`);
+}
 
 const payoutAddress = (ticker: string): Promise<string> => devnetAddress(gw.devnets.state, ticker);
 const isUtxo = (ticker: string) => ['litecoin', 'bitcoin', 'bitcoincash'].includes(ASSETS[ticker].network);
@@ -95,6 +124,13 @@ describe.each([
     expect(logs.callbacks[0].logs.length).toBeGreaterThanOrEqual(2);
     expect(callbacksFor(gw, String(p.uuid)).filter((r) => r.fields!.result === 'sent')).toHaveLength(1);
     expect(gw.merchant.fulfilled.has(String(p.uuid))).toBe(true);
+
+    // The watcher's signals drove it (the fallback reading is an hour away). Recorded below its due height,
+    // it made no reading before one came. ltc's blocks are mined by this test only, so its deposit was the
+    // watcher's tip when found: one confirmation of two, not yet due.
+    const first = await firstReading(String(p.uuid));
+    if (first.dueLater) expect(first.readingBeforeSignal).toBe(false);
+    if (ticker === 'ltc') expect(first.dueLater).toBe(true);
   }, 300_000);
 });
 
