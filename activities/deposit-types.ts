@@ -14,14 +14,6 @@ export interface DepositInput {
   amount: string;
   blockNumber: string;
   blockHash: string;
-  /**
-   * Set by the watcher when the deposit was not yet due at the newest block it had read (the block that
-   * brings its due height is still to come): the watcher recorded the deposit with its due height before
-   * the workflow started, and signals the workflow when a block passes it (src/chains/push.ts). The
-   * workflow then waits for that signal instead of making a first confirmations reading that could only
-   * say "not yet". Absent (inputs recorded before it, starts by other callers): the first reading is made.
-   */
-  dueLater?: true;
 }
 
 export interface PaymentInfo {

@@ -161,43 +161,26 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
     return condition(() => hinted, ms);
   }
 
-  /**
-   * A deposit the watcher recorded before its due block (input.dueLater): the first wait for finality
-   * starts with the watcher's signal, not with a reading that could only say "not yet". A signal that came
-   * before (even before the run's first task) counts: no reading began, so every hint is news. Only
-   * paymentLifecycle, the type the watcher starts, in the run that started from the watcher's input; a run
-   * carried on reads first, as before, and paymentWorkflow keeps its recorded steps.
-   * Versioning: the input decides, and only inputs the watcher made since this change carry dueLater, so
-   * every run started before it replays its first reading as recorded; this branch's own histories
-   * (lifecycle-sa-payment-due-later-*.json) replay in the tests. No patch: its marker and the SDK's
-   * TemporalChangeVersion upsert would add back the commands paymentLifecycle was made to save.
-   */
-  let awaitSignalFirst = !patchedType && !carried && input.dueLater === true;
-
   async function awaitFinality(): Promise<LifecycleEvent> {
     let short = recheckMs;
     let soon = false;
     for (;;) {
+      beginReading();
       let r: Awaited<ReturnType<typeof readConfirmations>>;
-      if (awaitSignalFirst) {
-        awaitSignalFirst = false;
-      } else {
-        beginReading();
-        if (fusedFinality && pendingSettled()) {
-          const due = await readConfirmationsThenForward(uuid);
-          if (due?.forward) {
-            firstForward = 'sent' in due.forward ? due.forward.sent : undefined;
-            if (due.reading.status === 'confirmed') c.confirmations = due.reading.confirmations;
-            c.reorgAt = null;
-            return { type: 'finality_reached' };
-          }
-          r = due?.reading;
-        } else {
-          r = await readConfirmations(uuid);
+      if (fusedFinality && pendingSettled()) {
+        const due = await readConfirmationsThenForward(uuid);
+        if (due?.forward) {
+          firstForward = 'sent' in due.forward ? due.forward.sent : undefined;
+          if (due.reading.status === 'confirmed') c.confirmations = due.reading.confirmations;
+          c.reorgAt = null;
+          return { type: 'finality_reached' };
         }
+        r = due?.reading;
+      } else {
+        r = await readConfirmations(uuid);
       }
       if (r === undefined) {
-        // No reading (awaitSignalFirst), or the node did not answer: no verdict either way; the next signal or the fallback reads again.
+        // The node did not answer: no verdict either way; the next signal or the fallback reads again.
       } else if (r.status === 'reorged') {
         const at = r.observedAt ?? '0';
         // One node's word is not enough: a verdict needs a second reading at a higher head.

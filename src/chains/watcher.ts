@@ -15,8 +15,6 @@ export interface MatchedDeposit {
    * at least 1 (it is mined); 0 for the sol family, whose finality only the deposit's own check reports.
    */
   confirmations: number;
-  /** The newest block of the scan that matched it (the tip its confirmations were counted to). */
-  tip: bigint;
 }
 
 /** Confirmations of a deposit in block `height` when `tip` is the newest block read (SPEC 2.4, 6 rule 8). */
@@ -90,11 +88,10 @@ export async function matchBlock(db: Db, network: string, block: ScannedBlock, t
     byAddress.set(config.addressIn, entry);
   }
   const out: MatchedDeposit[] = [];
-  const seen = tip ?? block.height;
-  const confirmations = confirmationsAtDetection(network, block.height, seen);
+  const confirmations = confirmationsAtDetection(network, block.height, tip ?? block.height);
   for (const d of block.deposits) {
     const entry = byAddress.get(d.recipient);
-    if (entry?.tickers.has(d.ticker)) out.push({ deposit: d, config: entry.config, confirmations, tip: seen });
+    if (entry?.tickers.has(d.ticker)) out.push({ deposit: d, config: entry.config, confirmations });
   }
   return out;
 }

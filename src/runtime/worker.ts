@@ -39,8 +39,6 @@ export function depositInput(m: MatchedDeposit): DepositInput {
     amount: d.amount.toString(),
     blockNumber: d.blockNumber.toString(),
     blockHash: d.blockHash,
-    // Recorded below its due height (recordDetectedDeposits, before the start): this watcher's push signals it.
-    ...(dueHeight(d.network, d.blockNumber, m.config.notifyConfirmations) > m.tip ? { dueLater: true as const } : {}),
   };
 }
 

@@ -20,7 +20,6 @@ import { ERC20 } from '../../src/chains/evm/erc20';
 import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
 import { jsonRpc } from '../../src/chains/devnet/process';
 import { confirmationsAtDetection, readCursor, scanOnce, startWatchers, type MatchedDeposit } from '../../src/chains/watcher';
-import { SOL_FINALITY_SLOTS } from '../../src/domain/finality';
 import { createAdapterRegistry } from '../../src/chains/factory';
 import { createTestDatabase } from '../helpers/db';
 import { isAlive, waitFor } from '../helpers/process';
@@ -177,26 +176,6 @@ test('confirmations at detection: at least 1 once mined, 0 for the sol family (f
   expect(confirmationsAtDetection('ethereum', 10n, 14n)).toBe(5);
   expect(confirmationsAtDetection('litecoin', 10n, 9n)).toBe(1);
   expect(confirmationsAtDetection('solana', 10n, 100n)).toBe(0);
-});
-
-test('the workflow input says dueLater when the watcher recorded the deposit below its due height (its push signals the due block)', () => {
-  const match = (network: string, block: bigint, tip: bigint, notifyConfirmations: number): MatchedDeposit => ({
-    deposit: { network, ticker: 'eth', txid: '0xin', index: -1, recipient: '0xto', amount: 1n, blockNumber: block, blockHash: '0xb' } as MatchedDeposit['deposit'],
-    config: { id: 'c', notifyConfirmations } as MatchedDeposit['config'],
-    confirmations: confirmationsAtDetection(network, block, tip),
-    tip,
-  });
-  // Due at height 10 + 3 - 1 = 12.
-  expect(depositInput(match('ethereum', 10n, 10n, 3)).dueLater).toBe(true);
-  expect(depositInput(match('ethereum', 10n, 11n, 3)).dueLater).toBe(true);
-  expect(depositInput(match('ethereum', 10n, 12n, 3))).not.toHaveProperty('dueLater');
-  expect(depositInput(match('ethereum', 10n, 40n, 3))).not.toHaveProperty('dueLater');
-  // One confirmation: due in its own block, so a first reading finds it final.
-  expect(depositInput(match('litecoin', 10n, 10n, 1))).not.toHaveProperty('dueLater');
-  expect(depositInput(match('litecoin', 10n, 10n, 0))).not.toHaveProperty('dueLater');
-  // The sol family: due SOL_FINALITY_SLOTS after its slot, whatever the configuration says.
-  expect(depositInput(match('solana', 100n, 100n, 1)).dueLater).toBe(true);
-  expect(depositInput(match('solana', 100n, 100n + SOL_FINALITY_SLOTS, 1))).not.toHaveProperty('dueLater');
 });
 
 test('a reorg of the cursor block rewinds the cursor onto the canonical chain', async () => {

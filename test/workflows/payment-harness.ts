@@ -8,7 +8,6 @@ import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common'
 import { temporal } from '@temporalio/proto';
 import type { DepositInput, ForwardFate } from '../../activities/deposit';
 import type { Carry, PaymentWorkflowOptions } from '../../workflows/payment';
-import { chainSignal, type ChainHint } from '../../workflows/signals';
 import { gatewayWorkflows } from '../helpers/temporal';
 
 /**
@@ -180,35 +179,18 @@ const recordName = (type: PaymentType, searchAttributes: boolean, record: string
 export async function runPayment(
   env: TestWorkflowEnvironment,
   script: Script,
-  opts: PaymentWorkflowOptions & {
-    record?: string;
-    type?: PaymentType;
-    drive?: (h: WorkflowHandle, calls: string[]) => Promise<void>;
-    /** Started as the watcher starts a deposit it recorded below its due height (DepositInput.dueLater). */
-    dueLater?: boolean;
-    /** A chain signal sent with the start (signalWithStart): it is in the history before the run's first task. */
-    hintAtStart?: ChainHint;
-  } = {},
+  opts: PaymentWorkflowOptions & { record?: string; type?: PaymentType; drive?: (h: WorkflowHandle, calls: string[]) => Promise<void> } = {},
 ): Promise<Run> {
   const calls: string[] = [];
   const steps: Steps = { due: 0 };
   const taskQueue = `payment-${Math.random().toString(36).slice(2)}`;
   const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, ...(await gatewayWorkflows()), activities: scriptedActivities(script, calls, steps) });
   const workflowId = `deposit:ethereum:${taskQueue}:0`;
-  const { record, drive, type = 'paymentLifecycle', dueLater, hintAtStart, ...wfOpts } = opts;
-  const args: [DepositInput, PaymentWorkflowOptions] = [dueLater ? { ...input, dueLater: true } : input, wfOpts];
+  const { record, drive, type = 'paymentLifecycle', ...wfOpts } = opts;
   let firstRun: string | undefined;
   const status = await worker.runUntil(async () => {
-    let handle: WorkflowHandle;
-    if (hintAtStart) {
-      const started = await env.client.workflow.signalWithStart(type, { taskQueue, workflowId, args, signal: chainSignal, signalArgs: [hintAtStart] });
-      firstRun = started.signaledRunId;
-      handle = started;
-    } else {
-      const started = await env.client.workflow.start(type, { taskQueue, workflowId, args });
-      firstRun = started.firstExecutionRunId;
-      handle = started;
-    }
+    const handle = await env.client.workflow.start(type, { taskQueue, workflowId, args: [input, wfOpts] });
+    firstRun = handle.firstExecutionRunId;
     if (drive) await drive(handle, calls);
     return env.client.workflow.getHandle(workflowId).result();
   });
