@@ -11,6 +11,7 @@ import { chainConfigFromEnv } from '../../src/chains/config';
 import { openHeadFeed } from '../../src/chains/heads';
 import { startDevnets, type Devnets } from '../../src/chains/devnet/index';
 import { litecoindAvailable } from '../../src/chains/devnet/litecoind';
+import { BitcoinRpc } from '../../src/chains/utxo/rpc';
 import { createAdapter } from '../../src/chains/factory';
 import type { ChainAdapter } from '../../src/chains/adapter';
 import { sponsorAddresses } from '../../src/chains/sponsor';
@@ -113,4 +114,23 @@ test.each([
 test('`devnet mine` mines regtest blocks', async () => {
   const before = (await adapters.litecoin.head()).height;
   expect(BigInt(await cli(dir, 'mine', '--ticker', 'ltc', '--blocks', '3'))).toBe(before + 3n);
+});
+
+test("the local bitcoin node takes a payment whatever locktime its wallet's anti-fee-sniping picks, 21 included", async () => {
+  const st = nets.state.bitcoin!;
+  // Bitcoin Knots refuses nLockTime 21 as a "parasite" (CAT-21) unless told not to; btcd has no wallet here.
+  if (st.family === 'btcd') return expect(st.node).toBe('btcd');
+  const wallet = new BitcoinRpc(st.walletUrl);
+  const to = await wallet.call<string>('getnewaddress', ['', 'bech32']);
+  const raw = await wallet.call<string>('createrawtransaction', [[], [{ [to]: '0.01' }], 21]);
+  const funded = await wallet.call<{ hex: string }>('fundrawtransaction', [raw]);
+  const signed = await wallet.call<{ hex: string; complete: boolean }>('signrawtransactionwithwallet', [funded.hex]);
+  expect(signed.complete).toBe(true);
+  const decoded = await wallet.call<{ locktime: number; txid: string }>('decoderawtransaction', [signed.hex]);
+  expect(decoded.locktime).toBe(21);
+  expect(await wallet.call<string>('sendrawtransaction', [signed.hex])).toBe(decoded.txid);
+  const from = await adapters.bitcoin.head();
+  await cli(dir, 'mine', '--ticker', 'btc', '--blocks', '1');
+  const batch = await adapters.bitcoin.scan(from, 10);
+  expect(batch.blocks.flatMap((b) => b.txids)).toContain(decoded.txid);
 });

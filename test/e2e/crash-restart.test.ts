@@ -150,16 +150,28 @@ test('the restarted npm start lists every local chain and takes a btc and a bch 
     expect(created.status).toBe(200);
     const { address_in } = (await created.json()) as { address_in: string };
     const txid = await devnetPay(state, ticker, address_in, '0.5');
+    const node = devnetUtxo(state, ASSETS[ticker].network);
+    const paidAt = await node.height();
     await devnetMine(state, ticker, 1);
     // The forward needs a block too; the local UTXO chains mine one every 10 s.
-    await waitFor(() => received.some((f) => f.txid_in === txid && f.result === 'sent'), 180_000, `the ${ticker} confirmed callback`);
+    try {
+      await waitFor(() => received.some((f) => f.txid_in === txid && f.result === 'sent'), 180_000, `the ${ticker} confirmed callback`);
+    } catch (e) {
+      // What a rare failure needs to be read from CI's output alone: where the chain and the payment stood.
+      const height = await node.height().catch((err: Error) => err.message);
+      const entries = await logs(callback, ticker).catch((err: Error) => err.message);
+      const warnings = started.at(-1) ? (started.at(-1) as ReturnType<typeof npmStart>).out().split('\n').filter((l) => !l.includes('"level":30')).slice(-40) : [];
+      const nodeLog = path.join(dataDir, 'devnet', `${state[ASSETS[ticker].network as 'bitcoin' | 'bitcoincash']?.node}.log`);
+      const tail = fs.existsSync(nodeLog) ? fs.readFileSync(nodeLog, 'utf8').split('\n').slice(-30) : [];
+      console.log(JSON.stringify({ ticker, txid, paidAt, height, entries, received, warnings, nodeLogTail: tail }, null, 2));
+      throw e;
+    }
     const i = received.findIndex((f) => f.txid_in === txid && f.result === 'sent');
     expect(verifyCallback(requests[i], publicKey).ok).toBe(true);
     const sent = received[i];
     expect(sent).toMatchObject({ coin: ticker, value_coin: '0.50000000', address_out: addressOut });
     const forwarded = parseUnits(String(sent.value_forwarded_coin), ASSETS[ticker].decimals);
     expect(forwarded).toBeGreaterThan(0n);
-    const node = devnetUtxo(state, ASSETS[ticker].network);
     await waitFor(async () => (await node.balance(addressOut)) === forwarded, 60_000, `the ${ticker} forward to land`);
     await waitFor(async () => (await logs(callback, ticker)).callbacks?.[0]?.result === 'done', 60_000, `${ticker} logs done`);
   }

@@ -56,6 +56,7 @@ async function startOnce(opts: CoreNodeOptions): Promise<CoreDevnet> {
     `-datadir=${datadir}`, `-conf=${conf}`, `-rpcport=${rpcPort}`, `-port=${p2pPort}`,
     '-rpcbind=127.0.0.1', '-rpcallowip=127.0.0.1', '-fallbackfee=0.0002', '-rpcworkqueue=64',
     ...(opts.extraArgs ?? []),
+    ...(opts.cmd.nodeArgs ?? []),
   ];
   const log = path.join(opts.dir, `${name}.log`);
   const proc = spawnNode(opts.cmd.file, [...opts.cmd.args, ...args], log);

@@ -74,7 +74,26 @@ export async function startUtxoDevnets(dir: string, opts: UtxoDevnetOptions): Pr
   if (opts.blockIntervalMs > 0) {
     for (const [network, st] of Object.entries(states) as [UtxoNetworkId, UtxoNodeState][]) {
       const drive = utxoDriver(network, st);
-      const timer = setInterval(() => void drive.mine(1).catch(() => undefined), opts.blockIntervalMs);
+      // A failed block is tried again at the next tick; the operator hears of it once, not every tick. A tick
+      // while the last block is still being mined is skipped (btcd refuses a second `generate` meanwhile).
+      let failing: string | undefined;
+      let mining = false;
+      const mine = async () => {
+        if (mining) return;
+        mining = true;
+        try {
+          await drive.mine(1);
+          if (failing !== undefined) console.warn(`local ${network} chain: mining again`);
+          failing = undefined;
+        } catch (e) {
+          const message = (e as Error).message;
+          if (failing !== message) console.warn(`local ${network} chain: mining a block failed: ${message}`);
+          failing = message;
+        } finally {
+          mining = false;
+        }
+      };
+      const timer = setInterval(() => void mine(), opts.blockIntervalMs);
       timer.unref();
       stops.push(async () => clearInterval(timer));
     }
