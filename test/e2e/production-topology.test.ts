@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { formatCounts } from './drill-verdict';
 import { runProductionTopology, TOPOLOGY_TICKERS, type TopologyReport } from './production-topology';
 
@@ -50,5 +52,10 @@ describe('production topology: Temporal server on PostgreSQL, split processes, f
     const found = Object.entries(report.searchAttributes.byUuid);
     expect(found).toHaveLength(TOPOLOGY_TICKERS.length);
     for (const [, workflowId] of found) expect(workflowId).toMatch(/^deposit:/);
+  });
+
+  it('the server took every setting of ops/temporal/dynamicconfig.yaml (it warns of a key it does not know)', () => {
+    const log = fs.readFileSync(path.join(report.logDir, 'temporal-server.log'), 'utf8');
+    expect(log.split('\n').filter((l) => /dynamic config (warning|error)|loading dynamic config failed/i.test(l))).toEqual([]);
   });
 });

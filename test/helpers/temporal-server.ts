@@ -66,7 +66,7 @@ export async function temporalServerBinaries(): Promise<{ server: string; sqlToo
  * The server's environment: config.yaml's variables for a PostgreSQL at `pgUrl`, with the settings of
  * docker-compose.yml's temporal service (test/ops/compose.test.ts compares them) and loopback placement.
  */
-export function temporalServerEnv(o: { pgUrl: string; ports?: Record<string, string>; databases?: TemporalDatabases }): Record<string, string> {
+export function temporalServerEnv(o: { pgUrl: string; ports?: Record<string, string>; databases?: TemporalDatabases; dynamicConfigFile?: string }): Record<string, string> {
   const pg = new URL(o.pgUrl);
   return {
     POSTGRES_SEEDS: pg.hostname,
@@ -78,7 +78,7 @@ export function temporalServerEnv(o: { pgUrl: string; ports?: Record<string, str
     NUM_HISTORY_SHARDS: '512',
     BIND_ON_IP: '127.0.0.1',
     TEMPORAL_BROADCAST_ADDRESS: '127.0.0.1',
-    DYNAMIC_CONFIG_FILE_PATH: path.join(OPS_DIR, 'dynamicconfig.yaml'),
+    DYNAMIC_CONFIG_FILE_PATH: o.dynamicConfigFile ?? path.join(OPS_DIR, 'dynamicconfig.yaml'),
     TEMPORAL_ALLOW_NO_AUTH: 'true',
     LOG_LEVEL: 'warn',
     ...o.ports,
@@ -135,6 +135,8 @@ export async function startTemporalServer(o: {
   namespace?: string;
   /** Other database names, for a server that shares a PostgreSQL with others (a benchmark on DATABASE_URL's server). */
   databases?: TemporalDatabases;
+  /** Another dynamic configuration than ops/temporal/dynamicconfig.yaml (bench/temporal-idle.ts compares two). */
+  dynamicConfigFile?: string;
   log?: (l: string) => void;
 }): Promise<TemporalServer> {
   const { server, sqlTool } = await temporalServerBinaries();
@@ -158,7 +160,7 @@ export async function startTemporalServer(o: {
 
   const ports: Record<string, string> = {};
   for (const v of PORT_VARIABLES) ports[v] = String(await freeLowPort(Object.values(ports)));
-  const env = temporalServerEnv({ pgUrl: o.pgUrl, ports, databases: o.databases });
+  const env = temporalServerEnv({ pgUrl: o.pgUrl, ports, databases: o.databases, dynamicConfigFile: o.dynamicConfigFile });
   const address = `127.0.0.1:${ports.FRONTEND_GRPC_PORT}`;
   fs.mkdirSync(o.dir, { recursive: true });
   const logFile = path.join(o.dir, 'temporal-server.log');
