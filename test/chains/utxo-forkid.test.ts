@@ -3,6 +3,7 @@
  * published digest vectors checked against the digest the signer uses, and forwards built by
  * prepareForward whose signatures verify against that digest and whose bytes parse back.
  */
+import { createHash } from 'node:crypto';
 import { script as bscript } from '@bitgo/utxo-lib';
 import * as ecc from 'tiny-secp256k1';
 import { deriveUtxoKey, utxoNetwork } from '../../src/chains/addresses';
@@ -14,6 +15,7 @@ import {
   ZEC_SIGHASH_ALL,
   forwardDigest,
   parseForward,
+  signForkIdSpend,
   zcashBranchId,
   zip317Fee,
 } from '../../src/chains/utxo/forkid';
@@ -163,5 +165,32 @@ describe('zcash v4 specifics', () => {
     tx.consensusBranchId = branch;
     tx.expiryHeight = 3_000_000; // expiry is committed to as well
     expect(ecc.verify(forwardDigest(tx, 0, key.outputScript, 1_000_000n, ZEC_SIGHASH_ALL), pub, signature)).toBe(false);
+  });
+});
+
+describe('the forward fee against the signed size', () => {
+  // A signature's DER length depends on the signed bytes, the fee among them: for some deposits the fee of
+  // one size signs one byte longer and the fee of that size one byte shorter, for ever. Such a forward used to
+  // fail every retry ("fee did not converge"): a bch deposit on the local chain stayed unforwarded.
+  test.each([['bitcoincash'], ['zcash']])('%s: every forward is signed, its fee covering its size at the rate by at most two bytes more', (network) => {
+    const seed = testSeed();
+    const key = deriveUtxoKey(seed, network, 'mainnet', 7n);
+    const addressOut = deriveUtxoKey(seed, network, 'mainnet', 8n).address;
+    const floor = network === 'zcash' ? zip317Fee(1, 1) : 0n;
+    const rate = network === 'zcash' ? 1n : 3n;
+    let overpaid = 0;
+    for (let i = 0; i < 400; i++) {
+      const txid = createHash('sha256').update(`deposit ${i}`).digest('hex');
+      const amount = 2_000_000n + BigInt(i);
+      const s = signForkIdSpend({ key, outpoint: { txid, vout: i % 3, amount }, addressOut, feeRate: rate, commission: 0n, dust: 546n });
+      const size = BigInt(parseForward(key.network, s.raw).byteLength());
+      const exact = rate * size > floor ? rate * size : floor;
+      expect(s.fee).toBeGreaterThanOrEqual(exact);
+      expect(s.fee - exact).toBeLessThanOrEqual(2n * rate);
+      expect(s.forwarded).toBe(amount - s.fee);
+      if (s.fee !== exact) overpaid++;
+    }
+    // bch's rate is above zec's floor: some of its 400 forwards met the oscillation (none can at zec's floor).
+    if (network === 'bitcoincash') expect(overpaid).toBeGreaterThan(0);
   });
 });

@@ -127,10 +127,18 @@ export function signForkIdSpend(spend: ForkIdSpend): { raw: string; txid: string
   // 1 input (~148 bytes signed P2PKH) + 34 bytes per output + ~10 (zec v4 adds 15 header bytes).
   let fee = feeFor(148 + 34 * outputs + (net.coin === 'zec' ? 25 : 10));
   let built = build(fee);
-  for (let i = 0; i < 3 && feeFor(built.tx.byteLength()) !== fee; i++) {
-    fee = feeFor(built.tx.byteLength());
+  // The signature's DER length (70 to 72 bytes here) depends on the signed bytes, the fee among them: a fee
+  // can sign one byte longer than the size it was computed for and the next one byte shorter, for ever
+  // (seen on a regtest bch deposit: every retry of its forward failed the same way). A fee already tried
+  // that covers the signed size ends the search: it overpays by at most a byte or two at the rate.
+  const tried = new Set<bigint>();
+  for (let i = 0; i < 8; i++) {
+    const need = feeFor(built.tx.byteLength());
+    if (need === fee || (need < fee && tried.has(need))) break;
+    tried.add(fee);
+    fee = need;
     built = build(fee);
   }
-  if (feeFor(built.tx.byteLength()) !== fee) throw new Error('fee did not converge on the signed size');
+  if (feeFor(built.tx.byteLength()) > fee) throw new Error('fee did not converge on the signed size');
   return { raw: built.tx.toHex(), txid: built.tx.getId(), forwarded: built.forwarded, fee };
 }
