@@ -151,8 +151,13 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
   }
 }
 
+/**
+ * The result a stored attempt had when it was made: src/callbacks/attempt.ts gives an unsafe one one of these
+ * errors (a destination refused, or a URL that does not parse).
+ */
 function storedResult(row: typeof deliveryAttempts.$inferSelect): DeliverAttemptResult {
-  const outcome: AttemptOutcomeKind = row.confirmed === 1 ? 'delivered' : row.error?.startsWith('unsafe destination') ? 'unsafe' : 'failed';
+  const unsafe = row.error?.startsWith('unsafe destination') || row.error?.startsWith('invalid callback URL');
+  const outcome: AttemptOutcomeKind = row.confirmed === 1 ? 'delivered' : unsafe ? 'unsafe' : 'failed';
   return { outcome, status: row.responseStatus, error: row.error, nextTry: row.nextTry?.toISOString() ?? null };
 }
 

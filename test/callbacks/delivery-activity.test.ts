@@ -50,6 +50,18 @@ describe('delivery activity against PostgreSQL', () => {
     expect(rows[0].responseBody).toHaveLength(4096);
   });
 
+  it('an unsafe attempt asked again is unsafe again: a refused destination, and a callback URL that does not parse', async () => {
+    const acts = createActivities({ db: database.db, signer, config: { callbackAllowPrivate: false, callbackAllowHttp: true, callbackTimeoutMs: 5000 } });
+    for (const callbackUrl of ['http://127.0.0.1:9/refused', 'not a url']) {
+      const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl });
+      const input = { paymentUuid: uuid, stage: 'confirmed' as const, attempt: 1, snapshot, nextTryDelayMs: 5 * MIN };
+      const first = await acts.deliverCallbackAttempt(input);
+      expect(first.outcome).toBe('unsafe');
+      // A worker lost after the attempt was stored: the retry must stop the stage as the first answer did.
+      expect(await acts.deliverCallbackAttempt(input)).toEqual(first);
+    }
+  });
+
   it('never sends a pending attempt for a payment already past pending', async () => {
     const rx = await receiver(() => ({ status: 200 }));
     const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: rx.url('/late-pending'), result: 'sent' });
