@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import { performAttempt, type AttemptOutcomeKind } from '../src/callbacks/attempt';
+import { isUnsafeError, performAttempt, type AttemptOutcomeKind } from '../src/callbacks/attempt';
 import type { Signer } from '../src/callbacks/signer';
 import type { CallbackEvent, CallbackSnapshot } from '../src/callbacks/types';
 import type { Config } from '../src/config';
@@ -151,13 +151,9 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
   }
 }
 
-/**
- * The result a stored attempt had when it was made: src/callbacks/attempt.ts gives an unsafe one one of these
- * errors (a destination refused, or a URL that does not parse).
- */
+/** The result a stored attempt had when it was made. */
 function storedResult(row: typeof deliveryAttempts.$inferSelect): DeliverAttemptResult {
-  const unsafe = row.error?.startsWith('unsafe destination') || row.error?.startsWith('invalid callback URL');
-  const outcome: AttemptOutcomeKind = row.confirmed === 1 ? 'delivered' : unsafe ? 'unsafe' : 'failed';
+  const outcome: AttemptOutcomeKind = row.confirmed === 1 ? 'delivered' : isUnsafeError(row.error) ? 'unsafe' : 'failed';
   return { outcome, status: row.responseStatus, error: row.error, nextTry: row.nextTry?.toISOString() ?? null };
 }
 

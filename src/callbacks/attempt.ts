@@ -39,20 +39,29 @@ export interface AttemptOptions {
   resolve?: Resolver;
 }
 
+/** How the error of an unsafe outcome begins: a URL that does not parse, or a destination refused. */
+const INVALID_URL = 'invalid callback URL';
+const UNSAFE_DESTINATION = 'unsafe destination';
+
+/** An attempt stored with this error was unsafe (activities/delivery.ts reads a stored attempt back by it). */
+export function isUnsafeError(error: string | null | undefined): boolean {
+  return !!error && (error.startsWith(INVALID_URL) || error.startsWith(UNSAFE_DESTINATION));
+}
+
 /** One delivery attempt: check the destination, sign the exact bytes, send once, judge by SPEC 4.9. */
 export async function performAttempt(o: AttemptOptions): Promise<AttemptOutcome> {
   let req: WireRequest;
   try {
     req = buildCallbackRequest(o.target, o.snapshot, o.event);
   } catch (e) {
-    return { outcome: 'unsafe', requestUrl: o.target.url, status: null, body: null, error: `invalid callback URL: ${(e as Error).message}` };
+    return { outcome: 'unsafe', requestUrl: o.target.url, status: null, body: null, error: `${INVALID_URL}: ${(e as Error).message}` };
   }
   const base = { requestUrl: req.requestUrl, status: null, body: null };
   let dest;
   try {
     dest = await checkDestination(o.target.url, o.policy, o.resolve);
   } catch (e) {
-    if (e instanceof UnsafeDestinationError) return { ...base, outcome: 'unsafe', error: `unsafe destination: ${e.message}` };
+    if (e instanceof UnsafeDestinationError) return { ...base, outcome: 'unsafe', error: `${UNSAFE_DESTINATION}: ${e.message}` };
     if (e instanceof DnsFailureError) return { ...base, outcome: 'failed', error: e.message };
     throw e;
   }
