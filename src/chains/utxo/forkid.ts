@@ -18,6 +18,7 @@ import * as ecc from 'tiny-secp256k1';
 import { InsufficientAmountError } from '../adapter';
 import { utxoOutputScript, type UtxoKey } from '../addresses';
 import type { UtxoNetwork } from './networks';
+import { signAtCoveringFee } from './signed-fee';
 
 /** SIGHASH_ALL | SIGHASH_FORKID: the only sighash type a BCH forward uses. */
 export const BCH_SIGHASH_ALL = 0x41;
@@ -125,20 +126,10 @@ export function signForkIdSpend(spend: ForkIdSpend): { raw: string; txid: string
     return byRate > floor ? byRate : floor;
   };
   // 1 input (~148 bytes signed P2PKH) + 34 bytes per output + ~10 (zec v4 adds 15 header bytes).
-  let fee = feeFor(148 + 34 * outputs + (net.coin === 'zec' ? 25 : 10));
-  let built = build(fee);
-  // The signature's DER length (70 to 72 bytes here) depends on the signed bytes, the fee among them: a fee
-  // can sign one byte longer than the size it was computed for and the next one byte shorter, for ever
-  // (seen on a regtest bch deposit: every retry of its forward failed the same way). A fee already tried
-  // that covers the signed size ends the search: it overpays by at most a byte or two at the rate.
-  const tried = new Set<bigint>();
-  for (let i = 0; i < 8; i++) {
-    const need = feeFor(built.tx.byteLength());
-    if (need === fee || (need < fee && tried.has(need))) break;
-    tried.add(fee);
-    fee = need;
-    built = build(fee);
-  }
-  if (feeFor(built.tx.byteLength()) > fee) throw new Error('fee did not converge on the signed size');
+  const { built, fee } = signAtCoveringFee({
+    first: feeFor(148 + 34 * outputs + (net.coin === 'zec' ? 25 : 10)),
+    build,
+    feeOf: (b) => feeFor(b.tx.byteLength()),
+  });
   return { raw: built.tx.toHex(), txid: built.tx.getId(), forwarded: built.forwarded, fee };
 }
