@@ -31,6 +31,8 @@ if (passed.includes('--json')) throw new Error('--json is set per run by this sc
 interface Run {
   summaries: AssetSummary[];
   busyCoreS: number;
+  /** With --steal: the stealers' share of busyCoreS. */
+  stolenCoreS?: number;
 }
 
 function main(): void {
@@ -58,6 +60,7 @@ function main(): void {
     );
   }
   console.log(`machine CPU per burst (core-s): ${runs.map((run) => run.busyCoreS.toFixed(1)).join(', ')}`);
+  if (runs.some((run) => run.stolenCoreS !== undefined)) console.log(`of which the stealers (--steal): ${runs.map((run) => (run.stolenCoreS ?? 0).toFixed(1)).join(', ')}`);
   // A started task's timeout is a start the server never delivered or a task that ran past the timeout: the
   // longest completed task of the run tells which is likely (bench/pipeline/report.ts, (e) and (f)).
   const longest = (run: Run) => Math.max(0, ...run.summaries.map((s) => s.longestTaskS?.max ?? 0));

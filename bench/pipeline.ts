@@ -23,8 +23,10 @@
  * docker-compose.yml runs it, built by scripts/setup-temporal-server.js; dev: the embedded dev server on
  * SQLite with one history shard, as `npm start` runs it),
  * --warmup N (default 0): first N deposits of each asset of the burst on addresses of their own, followed to
- * their confirmed callbacks before the measured burst is paid (see warmUp), --json FILE. DATABASE_URL, when
- * set, names the PostgreSQL server to make a throw-away database on.
+ * their confirmed callbacks before the measured burst is paid (see warmUp), --json FILE,
+ * --steal F (0 < F < 1): the run on a slower machine, a process per core taking F of it all through the run
+ * (bench/pipeline/steal.ts); the machine CPU printed then counts theirs too, and says how much it was.
+ * DATABASE_URL, when set, names the PostgreSQL server to make a throw-away database on.
  * BENCH_PROFILE=<dir>: the API and the workers write CPU profiles (node --cpu-prof) into <dir>/<process name>;
  * BENCH_NODE_ARGS: more node flags for them (e.g. --trace-gc, --perf-basic-prof for `perf record`).
  */
@@ -37,6 +39,7 @@ import { startBed, type Bed } from './pipeline/bed';
 import { payEvmBurst, type EvmPayment } from './pipeline/evm-burst';
 import { measureDeposits, type PaidDeposit } from './pipeline/measure';
 import { phases, summarise, table } from './pipeline/report';
+import { startStealer, type Stealer } from './pipeline/steal';
 
 const { values: flags } = parseArgs({
   options: {
@@ -56,6 +59,7 @@ const { values: flags } = parseArgs({
     'timeout-s': { type: 'string' },
     warmup: { type: 'string', default: '0' },
     json: { type: 'string' },
+    steal: { type: 'string' },
   },
 });
 const COUNTS: Record<string, number> = {
@@ -186,6 +190,9 @@ async function main(): Promise<void> {
   log(`burst of ${TOTAL} deposits ${JSON.stringify(COUNTS)}, ${PER_ADDRESS} per address, Temporal: ${flags.temporal}; load average ${load()} on ${os.cpus().length} cores`);
   log(`DEPOSIT_POLL_INTERVAL ${process.env.DEPOSIT_POLL_INTERVAL ?? 'unset (production default, 5 minutes)'}; WATCH_INTERVAL_MS ${env.WATCH_INTERVAL_MS ?? 'unset (production default, 500)'}; head feed ${flags['head-feed']}; anvil ${flags['eth-block-s']} s blocks, surfnet ${flags['sol-slot-ms']} ms slots, litecoin mined every ${flags['ltc-block-ms']} ms by the bench`);
   if (flags.temporal !== 'server' && flags.temporal !== 'dev') throw new Error(`--temporal is server or dev, not ${flags.temporal}`);
+  const stealer: Stealer | undefined = flags.steal ? startStealer(Number(flags.steal)) : undefined;
+  if (stealer) log(`steal: ${stealer.describe}, all through the run`);
+  process.on('exit', () => stealer?.stop());
   const bed = await startBed({ solSlotTimeMs: Number(flags['sol-slot-ms']), ethBlockS: Number(flags['eth-block-s']), temporal: flags.temporal, env, log });
   let mining = true;
   let miner: Promise<void> = Promise.resolve();
@@ -206,6 +213,7 @@ async function main(): Promise<void> {
     if (warmConfigs.length) await warmUp(bed, chains, warmConfigs);
     const warmed = bed.receiver.confirmed.size;
     const busyBefore = busyCoreS();
+    const stolenBefore = stealer?.usedCoreS() ?? 0;
     const burst = await payBurst(bed, chains, configs);
     log(`${burst.paid.length} deposits paid in ${((burst.lastAt - burst.firstAt) / 1000).toFixed(1)} s${burst.errors.length ? `; payments that failed: ${burst.errors.join(' | ')}` : ''}`);
 
@@ -222,6 +230,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 500));
     }
     const busy = busyCoreS() - busyBefore;
+    const stolen = (stealer?.usedCoreS() ?? 0) - stolenBefore;
     const done = bed.receiver.confirmed.size - warmed >= burst.paid.length;
     log(done ? 'every confirmed callback arrived' : `timed out after ${TIMEOUT_MS / 1000} s with ${bed.receiver.confirmed.size - warmed}/${burst.paid.length} confirmed callbacks`);
     const lastCallback = Math.max(...[...bed.receiver.confirmed.values()].map((a) => a.at));
@@ -239,11 +248,11 @@ async function main(): Promise<void> {
     }
     const wall = (lastCallback - burst.firstAt) / 1000;
     console.log(`first payment → last confirmed callback: ${wall.toFixed(1)} s (${(((bed.receiver.confirmed.size - warmed) / wall) * 60).toFixed(1)} deposits/min)`);
-    console.log(`machine CPU from the burst's start to its last confirmed callback (±0.5 s): ${busy.toFixed(1)} core-s on ${os.cpus().length} cores`);
+    console.log(`machine CPU from the burst's start to its last confirmed callback (±0.5 s): ${busy.toFixed(1)} core-s on ${os.cpus().length} cores${stealer ? `, of which the stealers (--steal ${flags.steal}) ${stolen.toFixed(1)}` : ''}`);
     console.log(`receiver: ${JSON.stringify(bed.receiver.counts())}; observer late/failed polls: ${JSON.stringify(bed.observer.misses())}`);
     console.log(`gateway process deaths: ${bed.supervisor.deaths.length}; load average at the end ${load()}`);
     if (flags.json) {
-      fs.writeFileSync(flags.json, JSON.stringify({ flags, counts: COUNTS, perAddress: PER_ADDRESS, loadAtEnd: os.loadavg(), wallS: wall, busyCoreS: busy, summaries, steps: steps.data, deposits: rows, receiver: bed.receiver.counts(), deaths: bed.supervisor.deaths.length }, null, 2));
+      fs.writeFileSync(flags.json, JSON.stringify({ flags, counts: COUNTS, perAddress: PER_ADDRESS, loadAtEnd: os.loadavg(), wallS: wall, busyCoreS: busy, ...(stealer ? { stolenCoreS: stolen } : {}), summaries, steps: steps.data, deposits: rows, receiver: bed.receiver.counts(), deaths: bed.supervisor.deaths.length }, null, 2));
       console.log(`per-deposit figures in ${flags.json}`);
     }
     if (!done) process.exitCode = 1;
@@ -252,6 +261,7 @@ async function main(): Promise<void> {
     await miner;
     chains?.close();
     await bed.stop();
+    stealer?.stop();
   }
 }
 
