@@ -192,6 +192,7 @@ async function main(): Promise<void> {
   if (flags.temporal !== 'server' && flags.temporal !== 'dev') throw new Error(`--temporal is server or dev, not ${flags.temporal}`);
   const stealer: Stealer | undefined = flags.steal ? startStealer(Number(flags.steal)) : undefined;
   if (stealer) log(`steal: ${stealer.describe}, all through the run`);
+  // Stopped when this process exits, whatever the way (each also ends itself once this process is gone).
   process.on('exit', () => stealer?.stop());
   const bed = await startBed({ solSlotTimeMs: Number(flags['sol-slot-ms']), ethBlockS: Number(flags['eth-block-s']), temporal: flags.temporal, env, log });
   let mining = true;
@@ -261,7 +262,6 @@ async function main(): Promise<void> {
     await miner;
     chains?.close();
     await bed.stop();
-    stealer?.stop();
   }
 }
 

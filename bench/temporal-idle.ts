@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { Client } from 'pg';
 import { parse, stringify } from 'yaml';
 import { OPS_DIR, startTemporalServer } from '../test/helpers/temporal-server';
+import { cpuSeconds } from './lib/cpu';
 import { benchServer, type BenchServer } from './lib/database';
 
 const { values: flags } = parseArgs({
@@ -29,18 +30,6 @@ const SETTLE_S = Number(flags['settle-s']);
 const WINDOW_S = Number(flags['window-s']);
 /** The settings the comparison leaves out: the history queues' checkpoint and poll intervals. */
 const QUEUE_SETTING = /^history\.[a-zA-Z]+Processor(UpdateAckInterval|MaxPollInterval)$/;
-const HZ = 100; // USER_HZ: /proc/<pid>/stat's clock ticks
-
-/** utime + stime of a process in seconds, 0 once it is gone. */
-function cpuSeconds(pid: number): number {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / HZ;
-  } catch {
-    return 0;
-  }
-}
 
 /** CPU seconds of each backend serving `databases`, by PID (the server must run on this machine). */
 async function backendCpu(url: string, databases: string[]): Promise<Map<number, number>> {

@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
+import { cpuSeconds } from '../lib/cpu';
 
 /**
  * A slower machine on demand (bench/pipeline.ts --steal F): one process per core takes F of it, busy for F of
@@ -17,8 +17,9 @@ export interface Stealer {
   stop(): void;
 }
 
+/** Busy `share` of every 100 ms; it ends itself once its parent (the bench) is gone, however that went. */
 const LOOP = (share: number) =>
-  `const busy=${share * 100};for(;;){const t=Date.now();while(Date.now()-t<busy);Atomics.wait(new Int32Array(new SharedArrayBuffer(4)),0,0,${100 - share * 100});}`;
+  `const busy=${share * 100};for(;;){if(process.ppid!==${process.pid})process.exit();const t=Date.now();while(Date.now()-t<busy);Atomics.wait(new Int32Array(new SharedArrayBuffer(4)),0,0,${100 - share * 100});}`;
 
 export function startStealer(share: number): Stealer {
   if (!(share > 0 && share < 1)) throw new Error(`--steal is a share of each core between 0 and 1, not ${share}`);
@@ -31,20 +32,9 @@ export function startStealer(share: number): Stealer {
     const cmd = [...(root ? ['nice', '-n', '-20'] : []), ...(pinned ? ['taskset', '-c', String(core)] : []), ...node];
     children.push(spawn(cmd[0], cmd.slice(1), { stdio: 'ignore' }));
   }
-  const ticks = (pid: number | undefined): number => {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return Number(fields[11]) + Number(fields[12]);
-    } catch {
-      return 0;
-    }
-  };
-  // Linux's USER_HZ; /proc/<pid>/stat counts in it.
-  const hz = 100;
   return {
     describe: `${share} of each of ${cores} cores${pinned ? ', pinned' : ''}, at nice ${root ? -20 : 0}`,
-    usedCoreS: () => children.reduce((s, c) => s + ticks(c.pid), 0) / hz,
+    usedCoreS: () => children.reduce((s, c) => s + (c.pid === undefined ? 0 : cpuSeconds(c.pid)), 0),
     stop: () => children.forEach((c) => c.kill('SIGKILL')),
   };
 }
