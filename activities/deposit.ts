@@ -119,12 +119,11 @@ export function createDepositActivities(deps: DepositDeps) {
   async function forwardWithFate(uuid: string, opts: ForwardOptions & { fate?: boolean } = {}, loaded?: LoadedPayment): Promise<ForwardSent> {
     // forward() reads the payment for its lock's name when not given it: read here, it names the network too.
     const read = loaded ?? (opts.fate && deps.heads ? await loadPayment(db, uuid) : undefined);
-    // Heads announced before the broadcast: one announced after it (even before the watch begins) is read.
-    const before = read && deps.heads ? deps.heads.seen(read.payment.network) : 0;
-    const { signedNow, watchUntil, ...sent } = await forward.forward(uuid, { ...opts, watch: opts.fate === true }, read);
+    const { signedNow, watchUntil, headsBefore, ...sent } = await forward.forward(uuid, { ...opts, watch: opts.fate === true }, read);
     if (!opts.fate) return sent;
-    if (watchUntil !== undefined && deps.heads && read) {
-      const fate = await watchInclusion(uuid, read.payment.network, before, watchUntil, deps.heads);
+    if (watchUntil !== undefined && headsBefore !== undefined && deps.heads && read) {
+      // A head announced after the broadcast (even before the watch begins) is read; one announced before it is not.
+      const fate = await watchInclusion(uuid, read.payment.network, headsBefore, watchUntil, deps.heads);
       return fate ? { ...sent, ...fate } : sent;
     }
     // Signed and accepted by the node a moment ago: it is in the mempool, and a reading now would say so at

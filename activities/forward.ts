@@ -34,6 +34,12 @@ export interface Broadcast {
    * which the watcher's hint for this forward is no longer held back (forward_watch_until has passed).
    */
   watchUntil?: number;
+  /**
+   * With `watch`, when this process has head feeds: how many heads of the network it had been told of just
+   * before the forward's own transaction was sent (BroadcastOptions.beforeSend; else before the broadcast
+   * began). Only a later head can hold these bytes (a stored forward sent again is not watched).
+   */
+  headsBefore?: number;
 }
 
 /** A payment and its configuration as loadPayment read them. */
@@ -166,15 +172,20 @@ export function createForwardActivities(deps: DepositDeps) {
         signedNow = stored;
       }
       const txidOut = plan.txidOut;
+      // Heads that came while the forward waited for its lock, was signed or waited for its top-up cannot hold it: not counted.
+      const heads = watchUntil !== undefined ? deps.heads : undefined;
+      let headsBefore = heads?.seen(payment.network);
+      const mark = heads ? { beforeSend: () => void (headsBefore = heads.seen(payment.network)) } : {};
+      const watched = () => (headsBefore !== undefined ? { watchUntil, headsBefore } : {});
       try {
-        await adapter.broadcast(plan, { onPlanChange: (next) => restoreForwardPlan(db, uuid, txidOut, planToJson(next)) });
+        await adapter.broadcast(plan, { onPlanChange: (next) => restoreForwardPlan(db, uuid, txidOut, planToJson(next)), ...mark });
       } catch (e) {
         if (!(e instanceof BroadcastRejectedError)) throw e;
         forwards.inc({ ticker: payment.ticker, outcome: 'refused' });
-        return { txidOut, refused: e.message, ...(watchUntil !== undefined ? { watchUntil } : {}) };
+        return { txidOut, refused: e.message, ...watched() };
       }
       forwards.inc({ ticker: payment.ticker, outcome: 'broadcast' });
-      return signedNow ? { txidOut, signedNow, ...(watchUntil !== undefined ? { watchUntil } : {}) } : { txidOut };
+      return signedNow ? { txidOut, signedNow, ...watched() } : { txidOut };
     }));
   }
 

@@ -150,6 +150,11 @@ export type ForwardStatus =
 export interface BroadcastOptions {
   waitForSponsor?: boolean;
   onPlanChange?: (plan: ForwardPlan) => Promise<void>;
+  /**
+   * Called right before the forward's own transaction is sent (after its sponsor's top-up, if any, was
+   * mined): the forward cannot be in a block announced before this call. An adapter may not call it.
+   */
+  beforeSend?: () => void;
 }
 
 /** What the caller's records add to a forward's reading: its own other transactions at the same nonce. */

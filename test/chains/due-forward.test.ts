@@ -3,12 +3,13 @@
  * real PostgreSQL: a reading below the required confirmations forwards nothing; the reading that finds the
  * deposit final signs, stores and broadcasts the forward in the same step; the step run again (a worker lost
  * after the forward was stored) re-sends the stored bytes even when its reading lags, never a second
- * signature; a forward that cannot be made is returned as an error, not thrown.
+ * signature; a forward that cannot be made is returned as an error, not thrown. With a live head feed, the
+ * step watches for the forward's inclusion at each head announced after its broadcast (none before it).
  */
 import { Wallet, parseEther } from 'ethers';
 import { eq, sql } from 'drizzle-orm';
 import { createDepositActivities } from '../../activities/deposit';
-import type { ObservedDeposit } from '../../src/chains/adapter';
+import type { ChainAdapter, ObservedDeposit } from '../../src/chains/adapter';
 import { loadPayment, moveResult, recordDeposit } from '../../src/db/queries/payments';
 import { paymentConfigs, payments } from '../../src/db/schema';
 import { dueHeight } from '../../src/domain/finality';
@@ -29,11 +30,11 @@ let node: AnvilDevnet;
 let feed: HeadFeed | undefined;
 
 /** The activities as the worker makes them; `heads` as its head feeds report to it. */
-const activitiesWith = (heads?: ReturnType<typeof headHub>) =>
+const activitiesWith = (heads?: ReturnType<typeof headHub>, adapter?: ChainAdapter) =>
   createDepositActivities({
     db: database.db,
     withLock: database.withLock,
-    adapter: async () => chain.adapter,
+    adapter: async () => adapter ?? chain.adapter,
     prices: new FixedPriceSource(DEVNET_PRICES),
     feePolicy: { domainOverrides: {}, tiers: [...STANDARD_TIERS] },
     treasuryAddress: () => undefined,
@@ -189,6 +190,43 @@ test('a forward mined while no head is announced is found by the reading after t
   // Its window has passed: a later block holding it would be hinted again.
   const w = await watchWindow(uuid);
   expect(w.until).toBeLessThanOrEqual(w.now);
+});
+
+test('the watch reads at a head announced after the broadcast, not at one announced while the forward was signed', async () => {
+  // Heads announced by the test: one while the forward is prepared under its lock, one 300 ms after the
+  // broadcast. anvil mines the forward at once; the only reading is the one at the second head.
+  const hub = headHub(3000);
+  hub.live('ethereum', true);
+  let readings = 0;
+  let broadcastAt = 0;
+  const a = chain.adapter;
+  const adapter: ChainAdapter = Object.assign(Object.create(a) as ChainAdapter, {
+    prepareForward: async (...args: Parameters<ChainAdapter['prepareForward']>) => {
+      const plan = await a.prepareForward(...args);
+      hub.head('ethereum');
+      return plan;
+    },
+    broadcast: async (...args: Parameters<ChainAdapter['broadcast']>) => {
+      await a.broadcast(...args);
+      broadcastAt = Date.now();
+      setTimeout(() => hub.head('ethereum'), 300);
+    },
+    forwardStatus: (...args: Parameters<ChainAdapter['forwardStatus']>) => {
+      readings++;
+      return a.forwardStatus(...args);
+    },
+  });
+  const watching = activitiesWith(hub, adapter);
+  const { uuid } = await deposit(37n, parseEther('1'));
+  await chain.mine(REQUIRED - 1);
+  const due = await watching.confirmationsThenForward(uuid);
+  const waited = Date.now() - broadcastAt;
+  if (!due.forward || !('sent' in due.forward)) throw new Error(`no forward: ${JSON.stringify(due.forward)}`);
+  expect(due.forward.sent.fate).toEqual({ status: 'confirmed', txidOut: due.forward.sent.txidOut });
+  expect(readings).toBe(1);
+  // Woken by the head after the broadcast, well before the window's end.
+  expect(waited).toBeGreaterThanOrEqual(300);
+  expect(waited).toBeLessThan(3000);
 });
 
 test('without a live head feed nothing is watched: pending, broadcast now, and no window', async () => {

@@ -4,7 +4,7 @@
  * forwards from one address_in that carry the same nonce can never both be mined, and the loser is
  * replaceable only once our own rival is final; with a nonce floor they never share a nonce at all.
  */
-import { Wallet, parseEther } from 'ethers';
+import { JsonRpcProvider, Transaction, Wallet, parseEther } from 'ethers';
 import { BroadcastRejectedError, type ObservedDeposit } from '../../src/chains/adapter';
 import { anvilChain, testSeed, type LiveChain } from '../helpers/nodes';
 import { isAlive } from '../helpers/process';
@@ -47,6 +47,31 @@ describe('ERC-20 forwards prepared together', () => {
     await chain.mine(1);
     expect(await chain.balanceOf(outB)).toBe(4_000_000n);
     expect((await chain.adapter.forwardStatus(planB)).status).toBe('confirmed');
+  });
+
+  test('the broadcast tells its caller when the token transfer goes out: after its top-up is sent and mined, before the transfer', async () => {
+    const d = await depositTo(chain, 14n, 2_000_000n);
+    const plan = await chain.adapter.prepareForward({ deposit: d, derivationIndex: 14n, addressOut: Wallet.createRandom().address, priority: 'default' });
+    const topup = plan.txs.find((t) => t.role === 'gas-topup')!.txid;
+    // What the adapter sends, in order, and when it says the transfer goes out.
+    const events: string[] = [];
+    const provider = (chain.adapter as unknown as { provider: JsonRpcProvider }).provider;
+    const send = provider.send.bind(provider);
+    const spy = jest.spyOn(provider, 'send').mockImplementation(async (method: string, params: unknown[] | Record<string, unknown>) => {
+      if (method === 'eth_sendRawTransaction') {
+        const hash = Transaction.from((params as string[])[0]).hash;
+        events.push(hash === topup ? 'topup sent' : hash === plan.txidOut ? 'transfer sent' : `other ${hash}`);
+      }
+      return send(method, params);
+    });
+    try {
+      await chain.adapter.broadcast(plan, { beforeSend: () => void events.push('beforeSend') });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(events).toEqual(['topup sent', 'beforeSend', 'transfer sent']);
+    await chain.mine(1);
+    expect((await chain.adapter.forwardStatus(plan)).status).toBe('confirmed');
   });
 
   test('two forwards of one address prepared while the tank stood still each bring a top-up of their own; both land', async () => {

@@ -191,6 +191,7 @@ export class EvmAdapter implements ChainAdapter {
         }
         continue;
       }
+      opts.beforeSend?.();
       const mined = await this.call(() => this.provider.getTransactionReceipt(tx.txid));
       if (!mined) await this.send(tx.raw, tx.txid);
     }
