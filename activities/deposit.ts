@@ -122,7 +122,7 @@ export function createDepositActivities(deps: DepositDeps) {
     const { signedNow, watchUntil, headsBefore, ...sent } = await forward.forward(uuid, { ...opts, watch: opts.fate === true }, read);
     if (!opts.fate) return sent;
     if (watchUntil !== undefined && headsBefore !== undefined && deps.heads && read) {
-      // A head announced after the broadcast (even before the watch begins) is read; one announced before it is not.
+      // A head announced after the forward's own transaction went out (even before the watch begins) is read; none before.
       const fate = await watchInclusion(uuid, read.payment.network, headsBefore, watchUntil, deps.heads);
       return fate ? { ...sent, ...fate } : sent;
     }
