@@ -178,8 +178,10 @@ describe('the forward fee against the signed size', () => {
     const addressOut = deriveUtxoKey(seed, network, 'mainnet', 8n).address;
     const floor = network === 'zcash' ? zip317Fee(1, 1) : 0n;
     const rate = network === 'zcash' ? 1n : 3n;
+    // About 3 in 400 bch deposits meet the oscillation, depending on the key (generated per run): 400 at
+    // least, and on until one has met it (bch) so that its path is always covered, 4,000 at most.
     let overpaid = 0;
-    for (let i = 0; i < 400; i++) {
+    for (let i = 0; i < 400 || (network === 'bitcoincash' && overpaid === 0 && i < 4_000); i++) {
       const txid = createHash('sha256').update(`deposit ${i}`).digest('hex');
       const amount = 2_000_000n + BigInt(i);
       const s = signForkIdSpend({ key, outpoint: { txid, vout: i % 3, amount }, addressOut, feeRate: rate, commission: 0n, dust: 546n });
@@ -190,7 +192,7 @@ describe('the forward fee against the signed size', () => {
       expect(s.forwarded).toBe(amount - s.fee);
       if (s.fee !== exact) overpaid++;
     }
-    // bch's rate is above zec's floor: some of its 400 forwards met the oscillation (none can at zec's floor).
+    // bch's rate is above zec's floor: some of its forwards met the oscillation (none can at zec's floor).
     if (network === 'bitcoincash') expect(overpaid).toBeGreaterThan(0);
   });
 });
