@@ -205,7 +205,9 @@ export function createForwardActivities(deps: DepositDeps) {
     const adapter = await deps.adapter(payment.network);
     const plan = planFromJson(payment.forwardRaw);
     const txidOut = plan.txidOut;
-    const rivals = plan.nonce === undefined ? [] : await rivalForwards(db, payment.network, config.addressIn, plan.nonce, txidOut);
+    // Read only when the reading gets that far: a mined or known forward (the usual reading) needs no rivals.
+    const nonce = plan.nonce;
+    const rivals = nonce === undefined ? [] : () => rivalForwards(db, payment.network, config.addressIn, nonce, txidOut);
     const s = await adapter.forwardStatus(plan, { rivals });
     switch (s.status) {
       case 'confirmed':

@@ -159,7 +159,8 @@ export interface BroadcastOptions {
 
 /** What the caller's records add to a forward's reading: its own other transactions at the same nonce. */
 export interface ForwardContext {
-  rivals?: string[];
+  /** The list, or how to read it: then read only by a reading that needs it (the forward not mined and not known to the node). */
+  rivals?: string[] | (() => Promise<string[]>);
 }
 
 export interface ChainAdapter {

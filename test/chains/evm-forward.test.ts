@@ -118,6 +118,13 @@ describe('ETH forwards from one address_in', () => {
     expect((unknownRival as { note?: string }).note).toMatch(/no receipt/);
     const evidence = await chain.adapter.forwardStatus(p2, { rivals: [p1.txidOut] });
     expect(evidence).toMatchObject({ status: 'replaceable' });
+    // Rivals given as a reader are read only by a reading that needs them: not for a mined forward.
+    let asked = 0;
+    const reader = async () => (asked++, [p1.txidOut]);
+    expect(await chain.adapter.forwardStatus(p2, { rivals: reader })).toMatchObject({ status: 'replaceable' });
+    expect(asked).toBe(1);
+    expect(await chain.adapter.forwardStatus(p1, { rivals: reader })).toMatchObject({ status: 'confirmed' });
+    expect(asked).toBe(1);
     expect(await chain.balanceOf(out)).toBe(p1.forwarded);
     // Re-prepared above the stored nonce, the second forward goes through.
     const p2b = await chain.adapter.prepareForward({ deposit: second, derivationIndex: 21n, addressOut: out, priority: 'default', nonceFloor: p1.nonce! + 1 });

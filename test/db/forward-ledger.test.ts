@@ -2,7 +2,8 @@ import { eq, sql } from 'drizzle-orm';
 import { createOrGetConfig } from '../../src/db/queries/configs';
 import { recordDeposit } from '../../src/db/queries/payments';
 import { ForwardCollisionError, NonceTakenError, discardForwardIf, nonceFloor, rivalForwards, storeForwardOnce } from '../../src/db/queries/forwards';
-import { payments } from '../../src/db/schema';
+import { forwardTxs, payments } from '../../src/db/schema';
+import { rowsOf } from '../../src/db/prepared';
 import { createTestDatabase } from '../helpers/db';
 
 /**
@@ -51,6 +52,46 @@ describe('forward ledger', () => {
     // A discarded plan's txid stays its payment's: nobody else may take it later.
     expect(await discardForwardIf(database.db, a.uuid, '0xsame')).toBe(true);
     await expect(storeForwardOnce(database.db, b.uuid, '{"b":1}', '0xsame', '1.00', at)).rejects.toBeInstanceOf(ForwardCollisionError);
+  });
+
+  it('books a txid raced by two payments once, and stores one of two plans raced for one payment', async () => {
+    for (let i = 0; i < 10; i++) {
+      const [a, b] = await twoPayments();
+      const txid = `0xrace${i}${Math.random()}`;
+      const outcomes = await Promise.allSettled([
+        storeForwardOnce(database.db, a.uuid, '{"a":1}', txid, '1.00', { network: 'ethereum', source, nonce: 100 + i }),
+        storeForwardOnce(database.db, b.uuid, '{"b":1}', txid, '1.00', { network: 'ethereum', source: `${source}b`, nonce: 100 + i }),
+      ]);
+      expect(outcomes.filter((o) => o.status === 'fulfilled' && o.value === true)).toHaveLength(1);
+      const refused = outcomes.filter((o) => o.status === 'rejected');
+      expect(refused).toHaveLength(1);
+      expect((refused[0] as PromiseRejectedResult).reason).toBeInstanceOf(ForwardCollisionError);
+      const rows = await database.db.select().from(payments).where(sql`${payments.uuid} IN (${a.uuid}, ${b.uuid})`);
+      expect(rows.filter((r) => r.txidOut === txid && r.forwardRaw !== null)).toHaveLength(1);
+      expect(rows.filter((r) => r.txidOut === null && r.forwardRaw === null)).toHaveLength(1);
+      const ledger = await database.db.select().from(forwardTxs).where(eq(forwardTxs.txid, txid));
+      expect(ledger).toHaveLength(1);
+      expect(rows.find((r) => r.txidOut === txid)?.uuid).toBe(ledger[0].paymentUuid);
+    }
+    const [c] = await twoPayments();
+    const both = await Promise.all([
+      storeForwardOnce(database.db, c.uuid, '{"c":1}', `0xc1${Math.random()}`, '1.00', { network: 'ethereum', source: `${source}c`, nonce: 1 }, 30_000),
+      storeForwardOnce(database.db, c.uuid, '{"c":2}', `0xc2${Math.random()}`, '1.00', { network: 'ethereum', source: `${source}c`, nonce: 2 }, 30_000),
+    ]);
+    expect(both.sort()).toEqual([false, true]);
+    const [rowC] = await database.db.select().from(payments).where(eq(payments.uuid, c.uuid));
+    expect(['{"c":1}', '{"c":2}']).toContain(rowC.forwardRaw);
+    // Only the stored plan's txid is on record; its watch window is the database's now + 30 s.
+    expect(await database.db.select().from(forwardTxs).where(eq(forwardTxs.paymentUuid, c.uuid))).toEqual([expect.objectContaining({ txid: rowC.txidOut })]);
+    const [{ left }] = rowsOf<{ left: number }>(await database.db.execute(sql`SELECT extract(epoch FROM forward_watch_until - now())::float AS left FROM payments WHERE uuid = ${c.uuid}`));
+    expect(left).toBeGreaterThan(20);
+    expect(left).toBeLessThanOrEqual(30);
+    // Its own txid stored again after a discard is its own: stored, not a collision.
+    expect(await discardForwardIf(database.db, c.uuid, rowC.txidOut!)).toBe(true);
+    expect(await storeForwardOnce(database.db, c.uuid, rowC.forwardRaw!, rowC.txidOut!, '1.00', { network: 'ethereum', source: `${source}c`, nonce: 3 })).toBe(true);
+    const [again] = await database.db.select().from(payments).where(eq(payments.uuid, c.uuid));
+    expect(again.txidOut).toBe(rowC.txidOut);
+    expect(again.forwardWatchUntil).toBeNull();
   });
 
   it('reserves nonces per source while a stored forward holds them, and finds our rivals at a nonce', async () => {

@@ -251,7 +251,8 @@ export class EvmAdapter implements ChainAdapter {
     if (final < 0) return { status: 'pending', known: false };
     const usedByFinal = await this.call(() => this.provider.getTransactionCount(fwd.from!, final));
     if (usedByFinal <= fwd.nonce) return { status: 'pending', known: false };
-    for (const rival of ctx.rivals ?? []) {
+    const rivals = typeof ctx.rivals === 'function' ? await ctx.rivals() : (ctx.rivals ?? []);
+    for (const rival of rivals) {
       const rr = await this.call(() => this.provider.getTransactionReceipt(rival));
       if (rr && rr.blockNumber <= final) {
         return { status: 'replaceable', reason: `nonce ${fwd.nonce} taken by ${rival}, final at block ${rr.blockNumber}`, observedAt: BigInt(head) };

@@ -1,6 +1,6 @@
 import { and, eq, isNotNull, isNull, max, ne, sql } from 'drizzle-orm';
 import type { Db } from '../client';
-import { oncePerDb } from '../prepared';
+import { $, oncePerDb, preparedStatement, rowsOf } from '../prepared';
 import { forwardTxs, payments } from '../schema';
 
 // The ledger of signed forwards (forward_txs) beside each payment's stored plan: one owner per txid, one live
@@ -36,35 +36,68 @@ export class NonceTakenError extends Error {
  * broadcasts it watches for its inclusion itself (forward_watch_until, the database's clock).
  */
 export async function storeForwardOnce(db: Db, uuid: string, raw: string, txidOut: string, feePercent: string, src: ForwardSource, watchMs = 0): Promise<boolean> {
-  return db.transaction(async (tx) => {
-    const [held] = await tx.select({ uuid: forwardTxs.paymentUuid }).from(forwardTxs).where(eq(forwardTxs.txid, txidOut));
-    if (held && held.uuid !== uuid) throw new ForwardCollisionError(txidOut, held.uuid);
-    const stored = await tx
-      .update(payments)
-      .set({ forwardRaw: raw, txidOut, feePercent, lastUpdate: new Date(), forwardWatchUntil: watchMs > 0 ? sql`now() + ${watchMs} * interval '1 millisecond'` : null })
-      .where(and(eq(payments.uuid, uuid), isNull(payments.forwardRaw)))
-      .returning({ uuid: payments.uuid });
-    if (stored.length === 0) return false;
-    let recorded: unknown[];
-    try {
-      recorded = await tx
-        .insert(forwardTxs)
-        .values({ txid: txidOut, paymentUuid: uuid, network: src.network, source: src.source, nonce: src.nonce === undefined ? null : BigInt(src.nonce) })
-        .onConflictDoNothing({ target: forwardTxs.txid })
-        .returning({ txid: forwardTxs.txid });
-    } catch (e) {
-      // Nothing of this plan is stored (the transaction rolls back); the caller prepares again above it.
-      if ((e as { cause?: { constraint?: string } }).cause?.constraint === 'forward_txs_live_nonce_uq') throw new NonceTakenError(src);
-      throw e;
-    }
-    if (recorded.length > 0) return true;
-    // The txid was on record already: this payment's own (a plan stored again after a discard), or, written
-    // since the check above, another's.
-    const [holder] = await tx.select({ uuid: forwardTxs.paymentUuid }).from(forwardTxs).where(eq(forwardTxs.txid, txidOut));
-    if (holder.uuid !== uuid) throw new ForwardCollisionError(txidOut, holder.uuid);
-    return true;
-  });
+  let result: { open: number; stored: number; held: string | null };
+  try {
+    [result] = rowsOf<typeof result>(
+      await storeForwardStatement(db, {
+        uuid,
+        raw,
+        txid: txidOut,
+        fee: feePercent,
+        network: src.network,
+        source: src.source,
+        nonce: src.nonce === undefined ? null : String(src.nonce),
+        now: new Date().toISOString(),
+        watchMs: Math.max(0, Math.round(watchMs)),
+      }),
+    );
+  } catch (e) {
+    // Nothing of this plan is stored (the statement is atomic); the caller prepares again above it.
+    if ((e as { cause?: { constraint?: string } }).cause?.constraint === 'forward_txs_live_nonce_uq') throw new NonceTakenError(src);
+    throw e;
+  }
+  if (result.held !== null && result.held !== uuid) throw new ForwardCollisionError(txidOut, result.held);
+  if (result.stored > 0) return true;
+  if (result.open === 0) return false;
+  // Open, yet not stored: the txid was recorded by another payment after this statement's snapshot (its
+  // insert waited for that one and did nothing). Nothing of this plan was written.
+  const [holder] = await db.select({ uuid: forwardTxs.paymentUuid }).from(forwardTxs).where(eq(forwardTxs.txid, txidOut));
+  throw new ForwardCollisionError(txidOut, holder?.uuid ?? 'unknown');
 }
+
+/**
+ * storeForwardOnce in one statement (one round trip where a transaction of four statements took five).
+ * `pay`: the payment, locked, only while it has no stored plan. `ins`: the txid recorded as its forward
+ * (a txid already on record is left as it is; the live-nonce index refuses a second plan at a nonce,
+ * which fails the whole statement). `upd`: the plan stored, only when the txid is now this payment's
+ * (just recorded, or its own from before a discard). `held`: the txid's holder as the statement's
+ * snapshot saw it.
+ */
+const storeForwardStatement = preparedStatement(
+  'gateway_store_forward_once',
+  sql`WITH pay AS (
+    SELECT uuid FROM payments WHERE uuid = ${$('uuid')}::uuid AND forward_raw IS NULL FOR UPDATE
+  ), ins AS (
+    INSERT INTO forward_txs (txid, payment_uuid, network, source, nonce)
+    SELECT ${$('txid')}::text, pay.uuid, ${$('network')}::text, ${$('source')}::text, ${$('nonce')}::bigint FROM pay
+    ON CONFLICT (txid) DO NOTHING
+    RETURNING txid
+  ), upd AS (
+    UPDATE payments SET
+      forward_raw = ${$('raw')}::text,
+      txid_out = ${$('txid')}::text,
+      fee_percent = ${$('fee')}::text,
+      last_update = ${$('now')}::timestamptz,
+      forward_watch_until = CASE WHEN ${$('watchMs')}::integer > 0 THEN now() + ${$('watchMs')}::integer * interval '1 millisecond' END
+    WHERE uuid IN (SELECT uuid FROM pay)
+      AND (EXISTS (SELECT 1 FROM ins)
+        OR EXISTS (SELECT 1 FROM forward_txs WHERE txid = ${$('txid')}::text AND payment_uuid = ${$('uuid')}::uuid))
+    RETURNING uuid
+  )
+  SELECT (SELECT count(*) FROM pay)::integer AS open,
+    (SELECT count(*) FROM upd)::integer AS stored,
+    (SELECT payment_uuid::text FROM forward_txs WHERE txid = ${$('txid')}::text) AS held`,
+);
 
 /** Replaces the stored plan's bytes when only its sponsor part changed (a re-signed gas top-up). */
 export async function restoreForwardPlan(db: Db, uuid: string, txidOut: string, raw: string): Promise<void> {
