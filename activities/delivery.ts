@@ -5,7 +5,7 @@ import type { Signer } from '../src/callbacks/signer';
 import type { CallbackEvent, CallbackSnapshot } from '../src/callbacks/types';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/client';
-import { oncePerDb, slot } from '../src/db/prepared';
+import { $, oncePerDb, preparedStatement, slot } from '../src/db/prepared';
 import { deliveryAttempts, paymentConfigs, payments } from '../src/db/schema';
 import { deliveryAttempts as deliveryAttemptsMetric } from '../src/observability/metrics';
 import { withHeartbeat } from './forward-support';
@@ -40,31 +40,51 @@ const PAST_PENDING = new Set(['sent', 'done']);
 
 /** An attempt's statements, prepared once per database handle (src/db/prepared.ts): every callback runs them. */
 const statementsOf = oncePerDb((db: Db) => ({
-  stored: db
-    .select()
-    .from(deliveryAttempts)
-    .where(
+  /** The payment's callback target and state, with this attempt's stored row if it was made (one round trip). */
+  target: db
+    .select({
+      result: payments.result,
+      url: paymentConfigs.callbackUrl,
+      post: paymentConfigs.post,
+      json: paymentConfigs.json,
+      convert: paymentConfigs.convert,
+      stored: deliveryAttempts,
+    })
+    .from(payments)
+    .innerJoin(paymentConfigs, eq(paymentConfigs.id, payments.configId))
+    .leftJoin(
+      deliveryAttempts,
       and(
-        eq(deliveryAttempts.paymentUuid, sql.placeholder('uuid')),
+        eq(deliveryAttempts.paymentUuid, payments.uuid),
         eq(deliveryAttempts.stage, sql.placeholder('stage')),
         eq(deliveryAttempts.attempt, sql.placeholder('attempt')),
       ),
     )
-    .limit(1)
-    .prepare('gateway_stored_attempt'),
-  target: db
-    .select({ result: payments.result, url: paymentConfigs.callbackUrl, post: paymentConfigs.post, json: paymentConfigs.json, convert: paymentConfigs.convert })
-    .from(payments)
-    .innerJoin(paymentConfigs, eq(paymentConfigs.id, payments.configId))
     .where(eq(payments.uuid, sql.placeholder('uuid')))
     .limit(1)
-    .prepare('gateway_attempt_target'),
+    .prepare('gateway_attempt_target_stored'),
   done: db
     .update(payments)
     .set({ result: 'done', lastUpdate: slot('now') })
     .where(eq(payments.uuid, sql.placeholder('uuid')))
     .prepare('gateway_mark_done'),
 }));
+
+/**
+ * A delivered confirmed attempt stored and its payment marked done in one statement (one round trip where
+ * there were two). The row is kept if one is stored already (a run that died after storing it); the
+ * payment is marked done either way, as markDone does.
+ */
+const storeDeliveredConfirmed = preparedStatement(
+  'gateway_store_delivered_confirmed',
+  sql`WITH ins AS (
+    INSERT INTO delivery_attempts (payment_uuid, stage, attempt, request_url, response_body, response_status, error, next_try, pending, confirmed)
+    VALUES (${$('uuid')}::uuid, 'confirmed', ${$('attempt')}::integer, ${$('url')}::text, ${$('body')}::text, ${$('status')}::integer, ${$('error')}::text, NULL, 0, 1)
+    ON CONFLICT DO NOTHING
+    RETURNING id
+  )
+  UPDATE payments SET result = 'done', last_update = ${$('now')}::timestamptz WHERE uuid = ${$('uuid')}::uuid`,
+);
 
 export function createDeliveryActivities(deps: DeliveryDeps) {
   return {
@@ -102,17 +122,15 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     if (input.snapshot.uuid !== input.paymentUuid) {
       throw ApplicationFailure.nonRetryable(`snapshot uuid ${input.snapshot.uuid} is not payment ${input.paymentUuid}`, 'SnapshotMismatch');
     }
-    const statements = statementsOf(db);
-    const [done] = await statements.stored.execute({ uuid: input.paymentUuid, stage: input.stage, attempt: input.attempt });
+    const [row] = await statementsOf(db).target.execute({ uuid: input.paymentUuid, stage: input.stage, attempt: input.attempt });
+    if (!row) throw ApplicationFailure.nonRetryable(`payment ${input.paymentUuid} not found`, 'PaymentNotFound');
+    const done = row.stored;
     if (done) {
       // A run that stored a delivered confirmed attempt and died before marking the payment done (a worker
       // lost in between): the retry finishes that step instead of leaving the payment `sent`.
       if (done.confirmed === 1 && input.stage === 'confirmed') await markDone(input.paymentUuid);
       return storedResult(done);
     }
-
-    const [row] = await statements.target.execute({ uuid: input.paymentUuid });
-    if (!row) throw ApplicationFailure.nonRetryable(`payment ${input.paymentUuid} not found`, 'PaymentNotFound');
     if (input.stage === 'pending' && PAST_PENDING.has(row.result)) {
       return { outcome: 'skipped', status: null, error: 'payment is past the pending stage', nextTry: null };
     }
@@ -127,6 +145,19 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     });
     const retry = result.outcome === 'failed' && input.nextTryDelayMs !== null;
     const nextTry = retry ? new Date(Date.now() + (input.nextTryDelayMs as number)) : null;
+    if (result.outcome === 'delivered' && input.stage === 'confirmed') {
+      await storeDeliveredConfirmed(db, {
+        uuid: input.paymentUuid,
+        attempt: input.attempt,
+        url: result.requestUrl,
+        body: result.body,
+        status: result.status,
+        error: result.error,
+        now: new Date().toISOString(),
+      });
+      deliveryAttemptsMetric.inc({ stage: input.stage, outcome: result.outcome });
+      return { outcome: result.outcome, status: result.status, error: result.error, nextTry: null };
+    }
     await db
       .insert(deliveryAttempts)
       .values({
@@ -143,9 +174,6 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
         confirmed: result.outcome === 'delivered' ? 1 : 0,
       })
       .onConflictDoNothing();
-    if (result.outcome === 'delivered' && input.stage === 'confirmed') {
-      await markDone(input.paymentUuid);
-    }
     deliveryAttemptsMetric.inc({ stage: input.stage, outcome: result.outcome });
     return { outcome: result.outcome, status: result.status, error: result.error, nextTry: nextTry?.toISOString() ?? null };
   }

@@ -184,7 +184,18 @@ export function createDepositActivities(deps: DepositDeps) {
     /** recordDeposit, then evaluate, on the rows just written: paymentLifecycle's first step, one local activity. */
     async recordAndEvaluate(input: DepositInput): Promise<{ payment: PaymentInfo; evaluation: Evaluation }> {
       const { payment, config } = await record(input);
-      return { payment: info(payment, config), evaluation: await judge(payment, config) };
+      const evaluation = await judge(payment, config);
+      // The forward's key, derived while the deposit waits for finality (the machine is then mostly idle)
+      // instead of when a block makes many deposits due at once. The same worker runs the due step (sticky
+      // workflow tasks); another worker derives it then, as before. Only a hint: never fails the step.
+      if (evaluation.eligible) {
+        try {
+          (await deps.adapter(payment.network)).keepSigningKey?.(config.derivationIndex);
+        } catch {
+          // The forward derives the key itself.
+        }
+      }
+      return { payment: info(payment, config), evaluation };
     },
 
     async markFailed(uuid: string, reason: string): Promise<boolean> {

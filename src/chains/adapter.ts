@@ -167,6 +167,11 @@ export interface ChainAdapter {
   readonly network: string;
   validateAddress(address: string): boolean;
   deriveAddressIn(index: bigint): string;
+  /**
+   * Derives address_in `index`'s signing key now and keeps it for its forward, where the adapter keeps
+   * keys (EVM): called while a deposit waits for finality, so the due forward does not derive it then.
+   */
+  keepSigningKey?(index: bigint): void;
   /** Canonical head (UTXO, EVM) or confirmed slot (Solana). */
   head(): Promise<Cursor & { hash: string }>;
   /**

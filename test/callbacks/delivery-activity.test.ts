@@ -4,6 +4,8 @@ import { loadSigner } from '../../src/callbacks/signer';
 import { createTestDatabase } from '../helpers/db';
 import { startReceiver, type Recorded, type Reply } from './helpers/receiver';
 import { attemptsOf, seedPayment } from './helpers/seed';
+import { sql } from 'drizzle-orm';
+import { rowsOf } from '../../src/db/prepared';
 
 /**
  * The delivery activities alone, against PostgreSQL and a real receiver: what a repeated or late call does.
@@ -48,6 +50,25 @@ describe('delivery activity against PostgreSQL', () => {
     const rows = await attemptsOf(database.db, uuid);
     expect(rows).toHaveLength(1);
     expect(rows[0].responseBody).toHaveLength(4096);
+  });
+
+  it('a delivered confirmed attempt is stored and marks its payment done at once; asked again, it sends nothing and finishes a lost step', async () => {
+    const rx = await receiver(() => ({ status: 200, body: 'ok' }));
+    const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: rx.url('/delivered') });
+    const acts = createActivities({ db: database.db, signer, config: { callbackAllowPrivate: true, callbackAllowHttp: true, callbackTimeoutMs: 5000 } });
+    const input = { paymentUuid: uuid, stage: 'confirmed' as const, attempt: 2, snapshot, nextTryDelayMs: 5 * MIN };
+    const first = await acts.deliverCallbackAttempt(input);
+    expect(first).toEqual({ outcome: 'delivered', status: 200, error: null, nextTry: null });
+    const rows = await attemptsOf(database.db, uuid);
+    expect(rows).toEqual([expect.objectContaining({ stage: 'confirmed', attempt: 2, confirmed: 1, pending: 0, nextTry: null, responseStatus: 200, responseBody: 'ok' })]);
+    const resultOf = async () => rowsOf<{ result: string }>(await database.db.execute(sql`SELECT result FROM payments WHERE uuid = ${uuid}`))[0].result;
+    expect(await resultOf()).toBe('done');
+    // A worker lost between the two steps of the earlier code: the row stored, the payment not done.
+    await database.db.execute(sql`UPDATE payments SET result = 'sent' WHERE uuid = ${uuid}`);
+    expect(await acts.deliverCallbackAttempt(input)).toEqual(first);
+    expect(await resultOf()).toBe('done');
+    expect(rx.requests).toHaveLength(1);
+    expect(await attemptsOf(database.db, uuid)).toHaveLength(1);
   });
 
   it('an unsafe attempt asked again is unsafe again: a refused destination, and a callback URL that does not parse', async () => {

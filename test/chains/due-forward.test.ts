@@ -239,3 +239,43 @@ test('without a live head feed nothing is watched: pending, broadcast now, and n
   expect(due.forward.sent.fate).toEqual({ status: 'pending', txidOut: due.forward.sent.txidOut, note: 'broadcast now' });
   expect((await watchWindow(uuid)).until).toBeNull();
 });
+
+test('an eligible deposit recorded has its forward key derived while it waits for finality; an ineligible one does not', async () => {
+  const kept: bigint[] = [];
+  const a = chain.adapter;
+  const keeping: ChainAdapter = Object.assign(Object.create(a) as ChainAdapter, {
+    keepSigningKey: (index: bigint) => {
+      kept.push(index);
+      a.keepSigningKey?.(index);
+    },
+  });
+  const failing: ChainAdapter = Object.assign(Object.create(a) as ChainAdapter, {
+    keepSigningKey: () => {
+      throw new Error('no key today');
+    },
+  });
+  const record = async (index: bigint, amount: bigint, adapter: ChainAdapter) => {
+    const to = chain.adapter.deriveAddressIn(index);
+    const from = await chain.adapter.head();
+    const txid = await chain.pay(to, amount);
+    const observed = (await chain.adapter.scan(from, 100)).blocks.flatMap((b) => b.deposits).find((d) => d.txid === txid && d.recipient === to)!;
+    const [config] = await database.db
+      .insert(paymentConfigs)
+      .values({
+        callbackUrl: `https://shop.example/keep/${index}`, ticker: 'eth', family: 'evm', addressIn: to, addressOut: Wallet.createRandom().address,
+        derivationIndex: index, notifyPending: false, notifyConfirmations: REQUIRED, post: 0, json: 0, convert: 0, priority: 'default',
+        minimumTransactionBase: parseEther('0.01'),
+      })
+      .returning();
+    return activitiesWith(undefined, adapter).recordAndEvaluate({
+      configId: config.id, network: 'ethereum', ticker: 'eth', txid, index: observed.index, recipient: to,
+      amount: observed.amount.toString(), blockNumber: observed.blockNumber.toString(), blockHash: observed.blockHash,
+    });
+  };
+  expect((await record(41n, parseEther('1'), keeping)).evaluation.eligible).toBe(true);
+  expect(kept).toEqual([41n]);
+  expect((await record(42n, 1000n, keeping)).evaluation.eligible).toBe(false);
+  expect(kept).toEqual([41n]);
+  // A key that cannot be derived now fails nothing: the forward derives it when due.
+  expect((await record(43n, parseEther('1'), failing)).evaluation.eligible).toBe(true);
+});

@@ -106,6 +106,10 @@ export class EvmAdapter implements ChainAdapter {
     return w;
   }
 
+  keepSigningKey(index: bigint): void {
+    this.wallet(index);
+  }
+
   /** The gas tank's wallet, made once (a key derivation and a public key each time otherwise). */
   gasTank(): Wallet {
     this.tank ??= nativeWallet(evmGasTankKey(this.opts.seed), this.provider);
