@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { createActivities } from '../../activities';
 import { loadSigner } from '../../src/callbacks/signer';
 import { createTestDatabase } from '../helpers/db';
+import { openPglite } from '../../src/db/client';
 import { startReceiver, type Recorded, type Reply } from './helpers/receiver';
 import { attemptsOf, seedPayment } from './helpers/seed';
 import { sql } from 'drizzle-orm';
@@ -69,6 +70,23 @@ describe('delivery activity against PostgreSQL', () => {
     expect(await resultOf()).toBe('done');
     expect(rx.requests).toHaveLength(1);
     expect(await attemptsOf(database.db, uuid)).toHaveLength(1);
+  });
+
+  it('a delivered confirmed attempt is stored and its payment done on PGlite too (the embedded default)', async () => {
+    const lite = await openPglite(undefined, { migrate: true });
+    try {
+      const rx = await receiver(() => ({ status: 200, body: 'ok' }));
+      const { uuid, snapshot } = await seedPayment(lite.db, { callbackUrl: rx.url('/lite') });
+      const acts = createActivities({ db: lite.db, signer, config: { callbackAllowPrivate: true, callbackAllowHttp: true, callbackTimeoutMs: 5000 } });
+      const input = { paymentUuid: uuid, stage: 'confirmed' as const, attempt: 1, snapshot, nextTryDelayMs: 5 * MIN };
+      expect(await acts.deliverCallbackAttempt(input)).toMatchObject({ outcome: 'delivered', status: 200 });
+      expect(await acts.deliverCallbackAttempt(input)).toMatchObject({ outcome: 'delivered', status: 200 });
+      expect(rx.requests).toHaveLength(1);
+      expect(await attemptsOf(lite.db, uuid)).toEqual([expect.objectContaining({ confirmed: 1, pending: 0 })]);
+      expect(rowsOf<{ result: string }>(await lite.db.execute(sql`SELECT result FROM payments WHERE uuid = ${uuid}`))[0].result).toBe('done');
+    } finally {
+      await lite.close();
+    }
   });
 
   it('an unsafe attempt asked again is unsafe again: a refused destination, and a callback URL that does not parse', async () => {

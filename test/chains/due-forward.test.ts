@@ -264,7 +264,7 @@ test('an eligible deposit recorded has its forward key derived while it waits fo
       .values({
         callbackUrl: `https://shop.example/keep/${index}`, ticker: 'eth', family: 'evm', addressIn: to, addressOut: Wallet.createRandom().address,
         derivationIndex: index, notifyPending: false, notifyConfirmations: REQUIRED, post: 0, json: 0, convert: 0, priority: 'default',
-        minimumTransactionBase: parseEther('0.01'),
+        minimumTransactionBase: parseEther('0.01').toString(),
       })
       .returning();
     return activitiesWith(undefined, adapter).recordAndEvaluate({

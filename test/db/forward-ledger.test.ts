@@ -5,6 +5,7 @@ import { ForwardCollisionError, NonceTakenError, discardForwardIf, nonceFloor, r
 import { forwardTxs, payments } from '../../src/db/schema';
 import { rowsOf } from '../../src/db/prepared';
 import { createTestDatabase } from '../helpers/db';
+import { openPglite } from '../../src/db/client';
 
 /**
  * The ledger of signed forwards on real PostgreSQL: one txid_out belongs to one payment (a collision is
@@ -21,9 +22,9 @@ afterAll(async () => {
   await database?.drop();
 });
 
-async function twoPayments() {
+async function twoPayments(db = database.db) {
   const { config } = await createOrGetConfig(
-    database.db,
+    db,
     {
       callbackUrl: `https://shop.example/cb?${Math.random()}`, ticker: 'eth', family: 'evm', addressOut: '0x00000000000000000000000000000000000000b2',
       notifyPending: false, notifyConfirmations: 12, post: 0, json: 0, convert: 0, priority: 'default', minimumTransactionBase: 1n,
@@ -31,7 +32,7 @@ async function twoPayments() {
     () => source,
   );
   const deposit = async (n: number) =>
-    (await recordDeposit(database.db, {
+    (await recordDeposit(db, {
       configId: config.id, ticker: 'eth', network: 'ethereum', depositKey: `deposit:ethereum:0x${n}${Math.random()}:-1`,
       txidIn: `0x${n}`, vout: null, blockNumber: 1n, blockHash: '0xb', valueBase: 10n ** 18n,
     })).row;
@@ -92,6 +93,25 @@ describe('forward ledger', () => {
     const [again] = await database.db.select().from(payments).where(eq(payments.uuid, c.uuid));
     expect(again.txidOut).toBe(rowC.txidOut);
     expect(again.forwardWatchUntil).toBeNull();
+  });
+
+  it('stores once on PGlite too (the embedded default): stored, refused to another payment, false when stored already', async () => {
+    const lite = await openPglite(undefined, { migrate: true });
+    try {
+      const [a, b] = await twoPayments(lite.db);
+      const at = { network: 'ethereum', source, nonce: 0 };
+      expect(await storeForwardOnce(lite.db, a.uuid, '{"a":1}', '0xlite', '1.00', at, 5000)).toBe(true);
+      expect(await storeForwardOnce(lite.db, a.uuid, '{"a":2}', '0xlite2', '1.00', { ...at, nonce: 1 })).toBe(false);
+      await expect(storeForwardOnce(lite.db, b.uuid, '{"b":1}', '0xlite', '1.00', { ...at, nonce: 2 })).rejects.toBeInstanceOf(ForwardCollisionError);
+      await expect(storeForwardOnce(lite.db, b.uuid, '{"b":1}', '0xlite3', '1.00', at)).rejects.toBeInstanceOf(NonceTakenError);
+      const rows = await lite.db.select().from(payments);
+      expect(rows.find((r) => r.uuid === a.uuid)).toMatchObject({ txidOut: '0xlite', forwardRaw: '{"a":1}' });
+      expect(rows.find((r) => r.uuid === a.uuid)?.forwardWatchUntil).toBeInstanceOf(Date);
+      expect(rows.find((r) => r.uuid === b.uuid)).toMatchObject({ txidOut: null, forwardRaw: null });
+      expect((await lite.db.select().from(forwardTxs)).map((r) => r.txid)).toEqual(['0xlite']);
+    } finally {
+      await lite.close();
+    }
   });
 
   it('reserves nonces per source while a stored forward holds them, and finds our rivals at a nonce', async () => {
