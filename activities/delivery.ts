@@ -71,19 +71,20 @@ const statementsOf = oncePerDb((db: Db) => ({
 }));
 
 /**
- * A delivered confirmed attempt stored and its payment marked done in one statement (one round trip where
- * there were two). The row is kept if one is stored already (a run that died after storing it); the
- * payment is marked done either way, as markDone does.
+ * An attempt's row stored (kept if one is stored already: a run that died after storing it) and, for a
+ * delivered confirmed attempt (`done`), its payment marked done in the same statement: one round trip where
+ * a delivered one took two.
  */
-const storeDeliveredConfirmed = preparedStatement(
-  'gateway_store_delivered_confirmed',
+const storeAttempt = preparedStatement(
+  'gateway_store_attempt',
   sql`WITH ins AS (
     INSERT INTO delivery_attempts (payment_uuid, stage, attempt, request_url, response_body, response_status, error, next_try, pending, confirmed)
-    VALUES (${$('uuid')}::uuid, 'confirmed', ${$('attempt')}::integer, ${$('url')}::text, ${$('body')}::text, ${$('status')}::integer, ${$('error')}::text, NULL, 0, 1)
+    VALUES (${$('uuid')}::uuid, ${$('stage')}::text, ${$('attempt')}::integer, ${$('url')}::text, ${$('body')}::text, ${$('status')}::integer,
+      ${$('error')}::text, ${$('nextTry')}::timestamptz, ${$('pending')}::smallint, ${$('confirmed')}::smallint)
     ON CONFLICT DO NOTHING
     RETURNING id
   )
-  UPDATE payments SET result = 'done', last_update = ${$('now')}::timestamptz WHERE uuid = ${$('uuid')}::uuid`,
+  UPDATE payments SET result = 'done', last_update = ${$('now')}::timestamptz WHERE uuid = ${$('uuid')}::uuid AND ${$('done')}::boolean`,
 );
 
 export function createDeliveryActivities(deps: DeliveryDeps) {
@@ -145,35 +146,22 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     });
     const retry = result.outcome === 'failed' && input.nextTryDelayMs !== null;
     const nextTry = retry ? new Date(Date.now() + (input.nextTryDelayMs as number)) : null;
-    if (result.outcome === 'delivered' && input.stage === 'confirmed') {
-      await storeDeliveredConfirmed(db, {
-        uuid: input.paymentUuid,
-        attempt: input.attempt,
-        url: result.requestUrl,
-        body: result.body,
-        status: result.status,
-        error: result.error,
-        now: new Date().toISOString(),
-      });
-      deliveryAttemptsMetric.inc({ stage: input.stage, outcome: result.outcome });
-      return { outcome: result.outcome, status: result.status, error: result.error, nextTry: null };
-    }
-    await db
-      .insert(deliveryAttempts)
-      .values({
-        paymentUuid: input.paymentUuid,
-        stage: input.stage,
-        attempt: input.attempt,
-        requestUrl: result.requestUrl,
-        responseBody: result.body,
-        responseStatus: result.status,
-        error: result.error,
-        nextTry,
-        // SPEC 2.5: pending = this delivery is still outstanding (a retry is scheduled); confirmed = HTTP 200.
-        pending: retry ? 1 : 0,
-        confirmed: result.outcome === 'delivered' ? 1 : 0,
-      })
-      .onConflictDoNothing();
+    const delivered = result.outcome === 'delivered';
+    await storeAttempt(db, {
+      uuid: input.paymentUuid,
+      stage: input.stage,
+      attempt: input.attempt,
+      url: result.requestUrl,
+      body: result.body,
+      status: result.status,
+      error: result.error,
+      nextTry: nextTry?.toISOString() ?? null,
+      // SPEC 2.5: pending = this delivery is still outstanding (a retry is scheduled); confirmed = HTTP 200.
+      pending: retry ? 1 : 0,
+      confirmed: delivered ? 1 : 0,
+      done: delivered && input.stage === 'confirmed',
+      now: new Date().toISOString(),
+    });
     deliveryAttemptsMetric.inc({ stage: input.stage, outcome: result.outcome });
     return { outcome: result.outcome, status: result.status, error: result.error, nextTry: nextTry?.toISOString() ?? null };
   }

@@ -31,7 +31,7 @@ export class NonceTakenError extends Error {
 
 /**
  * Stores the signed forward once, and records its txid (and nonce) in forward_txs in the same
- * transaction; a second caller gets false and must use what is stored. A txid held by another payment
+ * statement; a second caller gets false and must use what is stored. A txid held by another payment
  * is a ForwardCollisionError, before anything is written. `watchMs`: how long the activity that
  * broadcasts it watches for its inclusion itself (forward_watch_until, the database's clock).
  */
