@@ -117,8 +117,16 @@ describe.each([
       [hex(deriveUtxoKey(adapter['opts'].seed, network, 'mainnet', 9n).outputScript), 20_000n],
     ]);
     expect(plan.forwarded).toBe(amount - plan.networkFee - 20_000n);
-    const byRate = 3n * BigInt(tx.byteLength());
-    expect(plan.networkFee).toBe(ticker === 'zec' ? (byRate > zip317Fee(1, 2) ? byRate : zip317Fee(1, 2)) : byRate);
+    // The fee at 3 sat/byte for the signed size (never below ZIP 317's for zec), at most 2 bytes above it: a
+    // signature shorter than the one the fee was set for (signAtCoveringFee; the oscillation test below). With
+    // this test's key drawn per run, about 1 run in 130 meets that case, where an exact fee was expected.
+    const feeFor = (size: number) => {
+      const byRate = 3n * BigInt(size);
+      const floor = ticker === 'zec' ? zip317Fee(1, 2) : 0n;
+      return byRate > floor ? byRate : floor;
+    };
+    expect(plan.networkFee).toBeGreaterThanOrEqual(feeFor(tx.byteLength()));
+    expect(plan.networkFee).toBeLessThanOrEqual(feeFor(tx.byteLength() + 2));
 
     const [sig, pub] = bscript.decompile(tx.ins[0].script) as Buffer[];
     expect(hex(pub)).toBe(hex(key.publicKey));
