@@ -73,7 +73,8 @@ const statementsOf = oncePerDb((db: Db) => ({
 /**
  * An attempt's row stored (kept if one is stored already: a run that died after storing it) and, for a
  * delivered confirmed attempt (`done`), its payment marked done in the same statement: one round trip where
- * a delivered one took two.
+ * a delivered one took two. The insert needs no RETURNING: PostgreSQL runs a data-modifying WITH part to
+ * completion whether or not the main statement reads it.
  */
 const storeAttempt = preparedStatement(
   'gateway_store_attempt',
@@ -82,7 +83,6 @@ const storeAttempt = preparedStatement(
     VALUES (${$('uuid')}::uuid, ${$('stage')}::text, ${$('attempt')}::integer, ${$('url')}::text, ${$('body')}::text, ${$('status')}::integer,
       ${$('error')}::text, ${$('nextTry')}::timestamptz, ${$('pending')}::smallint, ${$('confirmed')}::smallint)
     ON CONFLICT DO NOTHING
-    RETURNING id
   )
   UPDATE payments SET result = 'done', last_update = ${$('now')}::timestamptz WHERE uuid = ${$('uuid')}::uuid AND ${$('done')}::boolean`,
 );
