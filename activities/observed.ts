@@ -51,9 +51,10 @@ export async function recordObserved(db: Db, input: DepositInput): Promise<{ pay
 }
 
 /**
- * Eligibility when observed (SPEC 3): the configured minimum, then whether the deposit covers the
- * commission and network costs. A node or price outage is not a verdict: it throws (retried) or
- * reports evidence=false, and the deposit stays.
+ * Eligibility when observed (SPEC 3): below the current minimum is the one verdict (final). Above it,
+ * whether the deposit covers the commission and network costs now is evidence for the pending callback
+ * only: a node or price outage throws (retried), a cost above the deposit reports evidence=false, and the
+ * deposit stays (the forward waits until it pays its way).
  */
 export async function judgeObserved(deps: JudgeDeps, payment: PaymentRow, config: ConfigRow): Promise<Evaluation> {
   const a = asset(payment.ticker);
@@ -77,6 +78,7 @@ export async function judgeObserved(deps: JudgeDeps, payment: PaymentRow, config
     ],
   });
   if (fees.eligible) return { eligible: true, evidence: true };
-  if (cost.sponsorCost > 0n && nativePrice === undefined) return { eligible: true, evidence: false };
-  return { eligible: false, reason: fees.reason };
+  // At or above the minimum, a cost above what the deposit can pay is a reading of now (a fee spike, a price
+  // missing), not a verdict: the pending callback is withheld, and the forward waits until it pays its way.
+  return { eligible: true, evidence: false };
 }
