@@ -101,7 +101,7 @@ export async function forwardStage(
       if (failure?.type === FORWARD_COLLISION) return { type: 'forward_failed', reason: `forward failed: ${message}` };
       const type = failure?.type ?? (e instanceof Error ? e.name : 'Error');
       const retries = (c.forward.waiting?.retries ?? 0) + 1;
-      const now = Date.now();
+      const now = new Date().getTime(); // workflow clock: deterministic on replay
       c.forward.waiting = {
         reason: message,
         type,

@@ -257,8 +257,8 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
       }
       case 'await_forward_retry': {
         // Until the next try (carried across runs); a chain hint for this payment tries at once.
-        const until = c.forward.waiting ? Date.parse(c.forward.waiting.nextTry) : Date.now();
-        const left = until - Date.now();
+        const until = c.forward.waiting ? Date.parse(c.forward.waiting.nextTry) : new Date().getTime();
+        const left = until - new Date().getTime();
         if (left > 0) await waitHint(left);
         return undefined;
       }

@@ -9,7 +9,7 @@ import { temporal } from '@temporalio/proto';
 import type { DepositInput, ForwardFate } from '../../activities/deposit';
 import { DEPOSIT_REORGANISED, type Carry, type PaymentWorkflowOptions } from '../../workflows/payment';
 import { depositStatusQuery } from '../../workflows/deposit';
-import { gatewayWorkflows } from '../helpers/temporal';
+import { createTimeSkippingEnv, gatewayWorkflows } from '../helpers/temporal';
 
 /**
  * The payment workflow against scripted activities on the time-skipping server: the workflow, its timers,
@@ -41,6 +41,20 @@ export interface Script {
   forwardRefusals?: number;
   forwardRefusalPermanent?: boolean;
   forwardRefusalType?: string;
+}
+
+export const MINUTE = 60_000;
+
+/** One time-skipping server for the test file, handed to `set` once it is up; torn down after the file. */
+export function useTimeSkippingEnv(set: (env: TestWorkflowEnvironment) => void): void {
+  let env: TestWorkflowEnvironment | undefined;
+  beforeAll(async () => {
+    env = await createTimeSkippingEnv();
+    set(env);
+  }, 120_000);
+  afterAll(async () => {
+    await env?.teardown();
+  });
 }
 
 export const input: DepositInput = {

@@ -7,8 +7,8 @@ import { startDepositWorkflows } from '../../src/runtime/worker';
 import { DEPOSIT_REORGANISED } from '../../workflows/payment';
 import { depositStatusQuery } from '../../workflows/deposit';
 import { show } from '../../scripts/admin';
-import { createTimeSkippingEnv, gatewayWorkflows } from '../helpers/temporal';
-import { input, runPayment, scriptedActivities, until, type Reading } from './payment-harness';
+import { gatewayWorkflows } from '../helpers/temporal';
+import { input, MINUTE, runPayment, scriptedActivities, until, useTimeSkippingEnv, type Reading } from './payment-harness';
 
 /**
  * Only final facts fail a payment (issue 55, item 3): a forward stopped by a transient condition waits and
@@ -17,14 +17,7 @@ import { input, runPayment, scriptedActivities, until, type Reading } from './pa
  * mined again starts a new lifecycle. On the time-skipping server with scripted activities.
  */
 let env: TestWorkflowEnvironment;
-beforeAll(async () => {
-  env = await createTimeSkippingEnv();
-}, 120_000);
-afterAll(async () => {
-  await env?.teardown();
-});
-
-const MINUTE = 60_000;
+useTimeSkippingEnv((e) => (env = e));
 
 describe('a forward stopped by a transient condition waits and tries again', () => {
   it('uneconomic three times in a row (a fee spike: InsufficientAmountError): waits 1, 2, 4 minutes, then forwards; never failed', async () => {

@@ -2,23 +2,15 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { DEPOSIT_REORGANISED, HISTORY_BUDGET } from '../../workflows/payment';
 import { chainSignal, resendUpdate } from '../../workflows/signals';
-import { createTimeSkippingEnv } from '../helpers/temporal';
 import { resend } from '../../scripts/admin';
-import { runPayment, until, uuid } from './payment-harness';
+import { MINUTE, runPayment, until, useTimeSkippingEnv, uuid } from './payment-harness';
 
 /**
  * Every branch of the payment workflow in seconds, on the time-skipping server with scripted activities
  * (test/workflows/payment-harness.ts). Each branch's history is recorded for the replay test.
  */
 let env: TestWorkflowEnvironment;
-beforeAll(async () => {
-  env = await createTimeSkippingEnv();
-}, 120_000);
-afterAll(async () => {
-  await env?.teardown();
-});
-
-const MINUTE = 60_000;
+useTimeSkippingEnv((e) => (env = e));
 
 describe('payment workflow: pushed, not polled', () => {
   it('waits on the watcher\'s signals: with an hour-long fallback, a due hint and a forward hint take it to done', async () => {
