@@ -21,7 +21,12 @@ export function planFromJson(raw: string): ForwardPlan {
   };
 }
 
-/** Permanent chain errors end the attempt for good; everything else is retried by Temporal. */
+/**
+ * Typed chain errors (the deposit does not cover the cost now, a request or operation the chain refuses)
+ * end the attempt at once, typed by their name, rather than being retried inside the activity: the payment
+ * workflow waits on them with its own backoff and tries again (only a txid collision is final there).
+ * Everything else is retried a few times by Temporal first.
+ */
 export function permanent(e: unknown): never {
   if (e instanceof InsufficientAmountError || e instanceof UnsupportedOperationError || e instanceof InvalidRequestError) {
     throw ApplicationFailure.nonRetryable(e.message, e.name);

@@ -1,6 +1,6 @@
 import type { ChainAdapter } from '../src/chains/adapter';
 import type { Db } from '../src/db/client';
-import { loadConfig, recordDeposit, type ConfigRow, type PaymentRow } from '../src/db/queries/payments';
+import { loadConfig, recordDeposit, reviveDeposit, type ConfigRow, type NewDeposit, type PaymentRow } from '../src/db/queries/payments';
 import { ASSETS, NETWORKS, type Priority } from '../src/domain/assets';
 import { computeFees, type FeePolicy } from '../src/domain/fees';
 import { dueHeight } from '../src/domain/finality';
@@ -21,12 +21,16 @@ export interface JudgeDeps {
   feePolicy: FeePolicy;
 }
 
-/** Records the deposit once (the UUID is made here, once): its row and its configuration. */
+/**
+ * Records the deposit once (the UUID is made here, once): its row and its configuration. A payment that
+ * failed before anything was forwarded is a deposit judged reorganised out and now mined again (the only
+ * failed payment whose workflow the watcher starts anew): taken up again, same UUID, from its new block.
+ */
 export async function recordObserved(db: Db, input: DepositInput): Promise<{ payment: PaymentRow; config: ConfigRow }> {
   const a = asset(input.ticker);
   const utxo = NETWORKS[a.network].family === 'utxo';
   const config = await loadConfig(db, input.configId);
-  const { row: payment, made } = await recordDeposit(db, {
+  const deposit: NewDeposit = {
     configId: input.configId,
     ticker: input.ticker,
     network: input.network,
@@ -37,16 +41,20 @@ export async function recordObserved(db: Db, input: DepositInput): Promise<{ pay
     blockHash: input.blockHash,
     valueBase: BigInt(input.amount),
     dueHeight: dueHeight(input.network, BigInt(input.blockNumber), config.notifyConfirmations),
-  });
+  };
+  const recorded = await recordDeposit(db, deposit);
+  const made = recorded.made;
+  const payment = made ? recorded.row : await reviveDeposit(db, recorded.row, deposit);
   // Counted by whoever writes the row (usually the watcher's batch), once: this activity may run again.
   if (made) depositsObserved.inc({ ticker: input.ticker });
   return { payment, config };
 }
 
 /**
- * Eligibility when observed (SPEC 3): the configured minimum, then whether the deposit covers the
- * commission and network costs. A node or price outage is not a verdict: it throws (retried) or
- * reports evidence=false, and the deposit stays.
+ * Eligibility when observed (SPEC 3): below the current minimum is the one verdict (final). Above it,
+ * whether the deposit covers the commission and network costs now is evidence for the pending callback
+ * only: a node or price outage throws (retried), a cost above the deposit reports evidence=false, and the
+ * deposit stays (the forward waits until it pays its way).
  */
 export async function judgeObserved(deps: JudgeDeps, payment: PaymentRow, config: ConfigRow): Promise<Evaluation> {
   const a = asset(payment.ticker);
@@ -70,6 +78,7 @@ export async function judgeObserved(deps: JudgeDeps, payment: PaymentRow, config
     ],
   });
   if (fees.eligible) return { eligible: true, evidence: true };
-  if (cost.sponsorCost > 0n && nativePrice === undefined) return { eligible: true, evidence: false };
-  return { eligible: false, reason: fees.reason };
+  // At or above the minimum, a cost above what the deposit can pay is a reading of now (a fee spike, a price
+  // missing), not a verdict: the pending callback is withheld, and the forward waits until it pays its way.
+  return { eligible: true, evidence: false };
 }

@@ -1,5 +1,5 @@
 // Operator CLI over the Temporal client:
-//   npm run admin -- show <payment-uuid>     live state of the deposit workflow (status query) and its history state
+//   npm run admin -- show <payment-uuid>     live state of the deposit workflow (status query, why a forward waits) and its execution state
 //   npm run admin -- resend <payment-uuid>   redeliver the stored confirmed snapshot (after the six attempts)
 //   npm run admin -- export-public-keys      print the account xpubs the API derives deposit addresses from and,
 //                                            with DATABASE_URL, publish them (and fill the Solana pool) there
@@ -118,9 +118,7 @@ export async function runAdmin(argv: string[], out: (line: string) => void = con
     const client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE || 'default' });
     const handle = await findPaymentWorkflow(client, uuid);
     if (command === 'show') {
-      const description = await handle.describe();
-      const status = await handle.query('status');
-      out(JSON.stringify({ workflowId: handle.workflowId, execution: description.status.name, status }, null, 2));
+      await show(handle, out);
     } else {
       return await resend(handle, uuid, out);
     }
@@ -128,6 +126,21 @@ export async function runAdmin(argv: string[], out: (line: string) => void = con
   } finally {
     await connection.close();
   }
+}
+
+/**
+ * The payment's live state: the workflow's status query (with `waiting`, the reason a forward waits to be
+ * tried again, and when), its execution status, and the last failure of each activity it is retrying (the
+ * earlier workflow types retry a forward inside the activity; the Temporal UI shows the same).
+ */
+export async function show(handle: WorkflowHandle, out: (line: string) => void): Promise<void> {
+  const description = await handle.describe();
+  const status = (await handle.query('status')) as { state?: string; waiting?: { reason: string; type: string; nextTry: string } | null };
+  const retrying = (description.raw.pendingActivities ?? [])
+    .filter((a) => a.lastFailure)
+    .map((a) => ({ activity: a.activityType?.name ?? null, attempt: a.attempt ?? null, lastFailure: a.lastFailure?.message ?? null }));
+  if (status.waiting) out(`forward waiting (${status.waiting.type}): ${status.waiting.reason}; next try ${status.waiting.nextTry}`);
+  out(JSON.stringify({ workflowId: handle.workflowId, execution: description.status.name, status, ...(retrying.length ? { retrying } : {}) }, null, 2));
 }
 
 /**

@@ -5,6 +5,7 @@ import { msToNumber } from '@temporalio/common/lib/time';
 import type { DepositActivities, DepositInput, PaymentInfo } from '../activities/deposit';
 import { transition, type Effect, type LifecycleEvent, type LifecycleState } from '../src/domain/lifecycle';
 import { SA_CALLBACK_HOST, SA_PAYMENT_UUID, SA_STAGE, SA_TICKER, SA_TXID_IN } from '../src/domain/search-attributes';
+import type { ForwardWaiting } from './payment-forward';
 import { PaymentDelivery, resendSignal, startPendingDelivery, type DeliveryStatus, type PendingDelivery } from './delivery';
 
 /** Chain reads and DB writes: retried with backoff, bounded per call; a node outage only delays. */
@@ -49,6 +50,11 @@ export interface DepositStatus {
   required: number | null;
   txidOut: string | null;
   reason: string | null;
+  /**
+   * Why the forward waits to be tried again, while a transient condition holds it back (payment workflows;
+   * absent from depositWorkflow's status).
+   */
+  waiting?: ForwardWaiting | null;
   delivery: DeliveryStatus | null;
 }
 

@@ -55,7 +55,10 @@ export const readForwardFateSnapshot = (uuid: string) => orNothing(readings.forw
  */
 export const localForward = proxyLocalActivities<DepositActivities>({
   startToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  // A few quick tries, then the failure comes back to the workflow, which waits with its own backoff through
+  // timers that continue-as-new can cut (forward_waiting): retried here for ever, a lasting condition would
+  // grow one run's history without bound (each retry past a minute is a timer, each task a heartbeat).
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 3 },
 });
 
 export const forwardActs = proxyActivities<DepositActivities>({

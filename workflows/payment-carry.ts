@@ -15,6 +15,11 @@ export interface PaymentWorkflowOptions {
   recheck?: string;
   /** The run continues as new once its history reaches this many events (at a point with nothing in flight). */
   historyBudget?: number;
+  /**
+   * The longest wait between tries of a forward that a transient condition stopped (node down or refusing,
+   * price missing, a fee spike): the first wait is a minute, doubling up to this. Default 1 hour.
+   */
+  forwardRetryCap?: string;
   /** How long an undelivered confirmed callback keeps listening for resends. */
   resendWindow?: string;
   /** false only where the namespace has none of the gateway's search attributes registered (they would fail every task). */
@@ -50,7 +55,7 @@ export function fresh(payment: PaymentInfo): Carry {
     pending: null,
     pendingSnapshot: null,
     reorgAt: null,
-    forward: { round: 1, evidence: null },
+    forward: { round: 1, evidence: null, waiting: null },
     confirmed: newStageStatus(),
     snapshot: null,
     resends: { requested: 0, sent: 0, until: null },
@@ -66,6 +71,7 @@ export function status(c: Carry): DepositStatus {
     required: c.payment.requiredConfirmations,
     txidOut: c.txidOut,
     reason: c.reason,
+    waiting: c.state === 'processing' ? (c.forward.waiting ?? null) : null,
     delivery: {
       paymentUuid: c.payment.uuid,
       pending: c.pending ?? newStageStatus(),

@@ -1,6 +1,6 @@
 // The forward effect of the payment workflow: sign once and broadcast (the activity), then one reading per
 // wake (forwardFate) decides; the watcher's `forward` signal wakes it when a block holds the forward.
-import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
 import type { ForwardFate, ForwardSent } from '../activities/deposit';
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { LifecycleEvent } from '../src/domain/lifecycle';
@@ -11,6 +11,18 @@ export interface ForwardProgress {
   round: number;
   /** Head height of a first reading that the stored bytes can never land; a second, higher one replaces them. */
   evidence: string | null;
+  /** Why the forward waits to be tried again (a transient condition), while it does; absent in runs carried before it. */
+  waiting?: ForwardWaiting | null;
+}
+
+/** A forward stopped by a transient condition: the reason, how often in a row, since when and until when (ISO times). */
+export interface ForwardWaiting {
+  reason: string;
+  /** The failure's type (the activity error's name), for the operator; never used to decide. */
+  type: string;
+  retries: number;
+  since: string;
+  nextTry: string;
 }
 
 export interface ForwardWaits {
@@ -27,19 +39,36 @@ export interface ForwardWaits {
   fused: boolean;
   /** Patch finality-forward-fused: the forward's first attempt, already made by the reading that found finality. */
   first?: ForwardSent;
+  /** The longest wait between tries of a forward stopped by a transient condition. */
+  retryCapMs: number;
 }
 
-const MAX_FORWARD_ROUNDS = 5;
+/** ApplicationFailure type of activities/forward.ts for a txid that belongs to another payment (a bug guard): final. */
+const FORWARD_COLLISION = 'ForwardCollision';
 
-function failureMessage(e: unknown): string {
-  if (e instanceof ActivityFailure && e.cause instanceof ApplicationFailure) return e.cause.message;
-  return e instanceof Error ? e.message : String(e);
+/** The forward's first retry after a transient failure; the wait doubles from it up to the workflow's cap. */
+export const FORWARD_RETRY_FIRST_MS = 60_000;
+
+/** The activity's own failure (a local activity's arrives bare or inside an ActivityFailure). */
+function applicationFailure(e: unknown): ApplicationFailure | undefined {
+  if (e instanceof ApplicationFailure) return e;
+  if (e instanceof ActivityFailure && e.cause instanceof ApplicationFailure) return e.cause;
+  return undefined;
+}
+
+/**
+ * The wait after the `retries`-th transient failure in a row: FORWARD_RETRY_FIRST_MS doubling, at most `capMs`.
+ */
+export function forwardRetryDelay(retries: number, capMs: number): number {
+  return Math.min(FORWARD_RETRY_FIRST_MS * 2 ** Math.min(Math.max(retries - 1, 0), 30), capMs);
 }
 
 /**
  * Forward until included. A forward failed on chain is recorded (funds stay at address_in). Bytes are
  * replaced only when two readings at increasing heights both prove they can never land (README, "Money
- * integrity"); until then the reading re-sends bytes the node lacks.
+ * integrity"); until then the reading re-sends bytes the node lacks. A forward the activity could not make
+ * (anything but a txid collision) is no verdict: forward_waiting, with the reason and the next try in
+ * `c.forward.waiting`; the workflow waits, then calls this again.
  */
 export async function forwardStage(
   c: { payment: { uuid: string }; txidOut: string | null; forward: ForwardProgress; snapshot: CallbackSnapshot | null },
@@ -65,9 +94,24 @@ export async function forwardStage(
       first = sent.fate;
       if (sent.snapshot) c.snapshot = sent.snapshot;
     } catch (e) {
-      // Permanent before anything was sent (the deposit cannot pay its way, a colliding txid): recorded.
-      return { type: 'forward_failed', reason: `forward failed: ${failureMessage(e)}` };
+      if (isCancellation(e)) throw e;
+      const failure = applicationFailure(e);
+      const message = failure?.message ?? (e instanceof Error ? e.message : String(e));
+      // A txid that belongs to another payment is a bug guard, final; nothing else before a broadcast is.
+      if (failure?.type === FORWARD_COLLISION) return { type: 'forward_failed', reason: `forward failed: ${message}` };
+      const type = failure?.type ?? (e instanceof Error ? e.name : 'Error');
+      const retries = (c.forward.waiting?.retries ?? 0) + 1;
+      const now = new Date().getTime(); // workflow clock: deterministic on replay
+      c.forward.waiting = {
+        reason: message,
+        type,
+        retries,
+        since: c.forward.waiting?.since ?? new Date(now).toISOString(),
+        nextTry: new Date(now + forwardRetryDelay(retries, w.retryCapMs)).toISOString(),
+      };
+      return { type: 'forward_waiting', reason: `forward waiting (${type}): ${message}` };
     }
+    c.forward.waiting = null;
     c.txidOut = txidOut;
     let short = w.recheckMs;
     let soon = false;
@@ -83,10 +127,9 @@ export async function forwardStage(
       if (fate.status === 'failed') return { type: 'forward_failed', reason: `forward ${txidOut} failed: ${fate.reason}` };
       if (fate.status === 'replaceable') {
         const { round, evidence } = c.forward;
+        // No limit of plans: bytes that can never land are re-signed for as long as the deposit is unspent
+        // (a Solana forward after every expired blockhash); the evidence rule keeps it to one payout.
         if (evidence !== null && BigInt(fate.observedAt) > BigInt(evidence)) {
-          if (round >= MAX_FORWARD_ROUNDS) {
-            return { type: 'forward_failed', reason: `forward ${txidOut} can never land (${fate.reason}) after ${round} plans` };
-          }
           await local.discardForward(uuid, txidOut);
           c.forward = { round: round + 1, evidence: null };
           break;

@@ -4,9 +4,11 @@
 // fallback timer covers a lost signal. The history stays bounded: the run continues as new, carrying its
 // state, before it grows past HISTORY_BUDGET events.
 import {
+  ApplicationFailure,
   condition,
   continueAsNew,
   patched,
+  setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -27,6 +29,14 @@ import { deliverConfirmed, snapshotConfirmed } from './payment-delivery';
 export type { Carry, PaymentWorkflowOptions } from './payment-carry';
 
 export const HISTORY_BUDGET = 100;
+
+/**
+ * The failure type a paymentLifecycle run ends with when its deposit was judged reorganised out: the only
+ * verdict the chain can take back. The watcher starts deposits with ALLOW_DUPLICATE_FAILED_ONLY, so the same
+ * deposit mined again starts a new lifecycle under its workflow ID, where a completed run (done, below the
+ * minimum, a forward failed on chain) is never started again.
+ */
+export const DEPOSIT_REORGANISED = 'DepositReorganised';
 
 /**
  * Patch: fewer steps from finality to the confirmed callback. The forward runs as a local activity that
@@ -66,6 +76,7 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
   const fallbackMs = msToNumber(opts.fallback ?? '5 minutes');
   const recheckMs = Math.min(msToNumber(opts.recheck ?? '2 seconds'), fallbackMs);
   const budget = opts.historyBudget ?? HISTORY_BUDGET;
+  const retryCapMs = msToNumber(opts.forwardRetryCap ?? '1 hour');
   const fused = !patchedType || patched(FUSED_FORWARD_STEPS);
   const fusedFinality = !patchedType || (fused && patched(FINALITY_FORWARD_FUSED));
   /** The forward's first attempt, made by the reading that found finality (fusedFinality); none when it failed there. */
@@ -85,6 +96,8 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
   let hints = 0;
   let readFrom = 0;
   let pendingRun: PendingDelivery | undefined;
+  /** The deposit was judged reorganised out (two readings at increasing heads). */
+  let reorged = false;
 
   setHandler(chainSignal, () => {
     hinted = true;
@@ -107,7 +120,16 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
     { key: SA_PAYMENT_UUID, value: uuid },
     { key: SA_TXID_IN, value: c.payment.txidIn },
   ];
-  const visibleStage = (s: LifecycleState) => (s === 'observed' ? 'pending' : s);
+  /** The stage the UI shows: `waiting` while a transient condition holds the forward back (GatewayStage = "waiting" lists them). */
+  const visibleStage = (s: LifecycleState) => (s === 'observed' ? 'pending' : s === 'processing' && c.forward.waiting ? 'waiting' : s);
+  /** The reason a forward waits, on the workflow's page in the Temporal UI (its current details: no history event). */
+  let detailsShown = '';
+  const showDetails = () => {
+    const w = c.state === 'processing' ? c.forward.waiting : null;
+    const details = w ? `forward waiting since ${w.since} (${w.retries} tries), next try ${w.nextTry}: ${w.type}: ${w.reason}` : '';
+    if (details !== detailsShown) setCurrentDetails(details);
+    detailsShown = details;
+  };
   /**
    * paymentLifecycle: the stage the search attributes show (undefined before the first write, which
    * carries the identity too, in every run), and the state they should show. `sent` is written only when
@@ -116,6 +138,7 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
    */
   let stageShown: string | undefined;
   const showStage = () => {
+    showDetails();
     const stage = visibleStage(c.state);
     if (patchedType || stage === stageShown) return;
     attributes(stageShown === undefined ? [...identity, { key: SA_STAGE, value: stage }] : [{ key: SA_STAGE, value: stage }]);
@@ -184,7 +207,10 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
       } else if (r.status === 'reorged') {
         const at = r.observedAt ?? '0';
         // One node's word is not enough: a verdict needs a second reading at a higher head.
-        if (c.reorgAt !== null && BigInt(at) > BigInt(c.reorgAt)) return { type: 'reorged' };
+        if (c.reorgAt !== null && BigInt(at) > BigInt(c.reorgAt)) {
+          reorged = true;
+          return { type: 'reorged' };
+        }
         c.reorgAt ??= at;
         soon = true;
       } else {
@@ -227,7 +253,14 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
       case 'forward': {
         const first = firstForward;
         firstForward = undefined;
-        return forwardStage(c, { waitHint, beginReading, fallbackMs, recheckMs, fused, first });
+        return forwardStage(c, { waitHint, beginReading, fallbackMs, recheckMs, fused, first, retryCapMs });
+      }
+      case 'await_forward_retry': {
+        // Until the next try (carried across runs); a chain hint for this payment tries at once.
+        const until = c.forward.waiting ? Date.parse(c.forward.waiting.nextTry) : new Date().getTime();
+        const left = until - new Date().getTime();
+        if (left > 0) await waitHint(left);
+        return undefined;
       }
       case 'snapshot_confirmed':
         // Fused: the reading that found the forward confirmed has written it already.
@@ -241,8 +274,9 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
   async function apply(first: LifecycleEvent | undefined): Promise<void> {
     for (let event = first; event; ) {
       const t = transition(c.state, event);
+      const moved = t.state !== c.state;
       c.state = t.state;
-      if (patchedType) attributes([{ key: SA_STAGE, value: t.state }]);
+      if (patchedType && moved) attributes([{ key: SA_STAGE, value: t.state }]);
       else if (t.state !== 'sent') showStage();
       event = undefined;
       for (const e of t.effects) event = (await perform(e)) ?? event;
@@ -260,9 +294,13 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
   } else {
     showStage();
     let next: LifecycleEvent | undefined;
-    for (const e of resumeEffects(c.state)) next = (await perform(e)) ?? next;
+    for (const e of resumeEffects(c.state, c.forward.waiting?.reason)) next = (await perform(e)) ?? next;
     await apply(next);
   }
   showStage();
+  if (!patchedType && c.state === 'failed' && reorged) {
+    // Ends the run as failed (the payment row says failed already): the one verdict the chain can take back.
+    throw ApplicationFailure.create({ type: DEPOSIT_REORGANISED, message: `payment ${uuid}: ${c.reason ?? 'deposit reorganised out'}`, nonRetryable: true });
+  }
   return status(c);
 }

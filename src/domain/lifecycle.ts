@@ -24,7 +24,13 @@ export type LifecycleEvent =
   | { type: 'reorged' }
   | { type: 'finality_reached' }
   | { type: 'forwarded' }
+  /** A final fact: the forward failed or reverted on chain, or a colliding txid (a bug guard). */
   | { type: 'forward_failed'; reason: string }
+  /**
+   * A transient condition stopped the forward before anything was sent (node down or refusing, price
+   * missing, cost above the deposit during a fee spike, balance not yet visible): no verdict.
+   */
+  | { type: 'forward_waiting'; reason: string }
   | { type: 'confirmed_delivered' };
 
 export type Effect =
@@ -36,8 +42,10 @@ export type Effect =
   | { type: 'cancel_pending_delivery' }
   /** Records `processing` in the payment row. */
   | { type: 'record_processing' }
-  /** Signs, stores and broadcasts the forward, then waits for its inclusion: yields forwarded or forward_failed. */
+  /** Signs, stores and broadcasts the forward, then waits for its inclusion: yields forwarded, forward_waiting or forward_failed. */
   | { type: 'forward' }
+  /** Waits out the forward's backoff (its reason shown in the query and the Temporal UI), then forward runs again. */
+  | { type: 'await_forward_retry'; reason: string }
   /** Writes the immutable confirmed snapshot (DESIGN 5). */
   | { type: 'snapshot_confirmed' }
   /** Six attempts of the confirmed callback, then operator resends: yields confirmed_delivered when one gets HTTP 200. */
@@ -81,6 +89,10 @@ export function transition(state: LifecycleState, event: LifecycleEvent): Transi
     case 'processing':
       if (event.type === 'forwarded') return { state: 'sent', effects: [{ type: 'snapshot_confirmed' }, { type: 'deliver_confirmed' }] };
       if (event.type === 'forward_failed') return { state: 'failed', effects: [{ type: 'record_failure', reason: event.reason }] };
+      // Only final facts fail a payment: a transient one makes it wait, then try again, for as long as it lasts.
+      if (event.type === 'forward_waiting') {
+        return { state: 'processing', effects: [{ type: 'await_forward_retry', reason: event.reason }, { type: 'forward' }] };
+      }
       break;
     case 'sent':
       if (event.type === 'confirmed_delivered') return { state: 'done', effects: [] };
@@ -94,11 +106,12 @@ export function transition(state: LifecycleState, event: LifecycleEvent): Transi
 
 /**
  * The effects still under way in a state, for a workflow run that continued as new in it: what the run
- * before was doing when it handed over (the pending stage resumes only if it was still running).
+ * before was doing when it handed over (the pending stage resumes only if it was still running; a forward
+ * waiting for its retry goes on waiting first, `waiting` being its reason).
  */
-export function resumeEffects(state: LifecycleState): Effect[] {
+export function resumeEffects(state: LifecycleState, waiting?: string | null): Effect[] {
   if (state === 'pending') return [{ type: 'start_pending_delivery' }, { type: 'await_finality' }];
-  if (state === 'processing') return [{ type: 'forward' }];
+  if (state === 'processing') return waiting ? [{ type: 'await_forward_retry', reason: waiting }, { type: 'forward' }] : [{ type: 'forward' }];
   if (state === 'sent') return [{ type: 'deliver_confirmed' }];
   return [];
 }

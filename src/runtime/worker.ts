@@ -70,7 +70,10 @@ export async function recordDetectedDeposits(db: Db, matches: MatchedDeposit[]):
 /**
  * Starts one payment workflow per match, its ID the deposit identity: a deposit seen twice (a re-read
  * block, a second worker) attaches to the existing workflow instead of starting a second lifecycle
- * (also one of the earlier depositWorkflow type still running).
+ * (also one of the earlier depositWorkflow type still running), and a finished lifecycle is not started
+ * again. Except one that ended failed (DEPOSIT_REORGANISED: the deposit was judged reorganised out, the one
+ * verdict the chain can take back): the deposit mined again starts a new lifecycle, which finds its
+ * payment row and takes it up again from the new block (activities/observed.ts).
  */
 export async function startDepositWorkflows(client: Client, taskQueue: string, matches: MatchedDeposit[], fallback?: string): Promise<void> {
   // Several at a time: one after another, a burst of 200 deposits in a block held the network's watcher
@@ -85,10 +88,10 @@ export async function startDepositWorkflows(client: Client, taskQueue: string, m
             workflowId: depositKey(m.deposit),
             args: [depositInput(m), fallback ? { fallback } : {}],
             workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-            workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+            workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
           });
         } catch (e) {
-          // A re-read block whose deposit already finished its lifecycle: nothing to start, and never a second one.
+          // A re-read block whose deposit already completed its lifecycle: nothing to start, and never a second one.
           if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
         }
       }),

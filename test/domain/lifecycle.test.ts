@@ -1,4 +1,4 @@
-import { IllegalTransition, transition, type LifecycleEvent, type LifecycleState } from '../../src/domain/lifecycle';
+import { IllegalTransition, resumeEffects, transition, type LifecycleEvent, type LifecycleState } from '../../src/domain/lifecycle';
 
 type Row = [LifecycleState, LifecycleEvent, LifecycleState, string[]];
 
@@ -15,6 +15,8 @@ const allowed: Row[] = [
   ['pending', { type: 'finality_reached' }, 'processing', ['cancel_pending_delivery', 'record_processing', 'forward']],
   ['processing', { type: 'forwarded' }, 'sent', ['snapshot_confirmed', 'deliver_confirmed']],
   ['processing', { type: 'forward_failed', reason: 'rejected' }, 'failed', ['record_failure']],
+  // only final facts fail a payment: a transient one (node refusing, price missing, a fee spike) waits, then forwards again
+  ['processing', { type: 'forward_waiting', reason: 'forward waiting (InsufficientAmountError): gas above the deposit' }, 'processing', ['await_forward_retry', 'forward']],
   ['sent', { type: 'confirmed_delivered' }, 'done', []],
 ];
 
@@ -29,6 +31,10 @@ const illegal: Array<[LifecycleState, LifecycleEvent]> = [
   ['done', { type: 'confirmed_delivered' }],
   ['failed', { type: 'finality_reached' }],
   ['failed', { type: 'eligible', notifyPending: true, evidence: true }],
+  // waiting belongs to the forward: nothing before finality or after the forward landed waits for it
+  ['pending', { type: 'forward_waiting', reason: 'x' }],
+  ['sent', { type: 'forward_waiting', reason: 'x' }],
+  ['failed', { type: 'forward_waiting', reason: 'x' }],
 ];
 
 describe('lifecycle transitions', () => {
@@ -40,5 +46,14 @@ describe('lifecycle transitions', () => {
 
   it.each(illegal)('%s + %j is rejected', (from, event) => {
     expect(() => transition(from, event)).toThrow(IllegalTransition);
+  });
+
+  it('a run carried over while its forward waits goes on waiting, then forwards; one not waiting forwards at once', () => {
+    expect(resumeEffects('processing', 'forward waiting (Error): no price')).toEqual([
+      { type: 'await_forward_retry', reason: 'forward waiting (Error): no price' },
+      { type: 'forward' },
+    ]);
+    expect(resumeEffects('processing', null)).toEqual([{ type: 'forward' }]);
+    expect(resumeEffects('processing')).toEqual([{ type: 'forward' }]);
   });
 });

@@ -33,6 +33,19 @@ function upserts(events: Event[]): Record<string, string>[] {
     });
 }
 
+/** `npm run admin -- …` against this file's dev server, its output lines in `lines` (emptied first). */
+async function adminOn(lines: string[], ...argv: string[]): Promise<number> {
+  lines.length = 0;
+  const saved = process.env.TEMPORAL_ADDRESS;
+  process.env.TEMPORAL_ADDRESS = env.address;
+  try {
+    return await runAdmin(argv, (l) => lines.push(l));
+  } finally {
+    if (saved === undefined) delete process.env.TEMPORAL_ADDRESS;
+    else process.env.TEMPORAL_ADDRESS = saved;
+  }
+}
+
 const IDENTITY = { GatewayTicker: 'eth', GatewayCallbackHost: 'shop.example', GatewayPaymentUuid: uuid, GatewayTxidIn: '0xin' };
 
 describe('paymentLifecycle search attributes', () => {
@@ -77,17 +90,7 @@ describe('paymentLifecycle search attributes', () => {
     });
     const workflowId = `deposit:ethereum:${taskQueue}:0`;
     const lines: string[] = [];
-    const admin = async (...argv: string[]) => {
-      lines.length = 0;
-      const saved = process.env.TEMPORAL_ADDRESS;
-      process.env.TEMPORAL_ADDRESS = env.address;
-      try {
-        return await runAdmin(argv, (l) => lines.push(l));
-      } finally {
-        if (saved === undefined) delete process.env.TEMPORAL_ADDRESS;
-        else process.env.TEMPORAL_ADDRESS = saved;
-      }
-    };
+    const admin = (...argv: string[]) => adminOn(lines, ...argv);
     await worker.runUntil(async () => {
       // A small history budget: a few hinted readings and the run continues as new, carrying its state.
       const h = await env.client.workflow.start('paymentLifecycle', { taskQueue, workflowId, args: [input, { fallback: '1 hour', recheck: '1 hour', historyBudget: 20 }] });
@@ -154,5 +157,35 @@ describe('paymentLifecycle search attributes', () => {
       await h.terminate('test over');
     });
   }, 60_000);
-});
 
+  it('a forward held back by a transient condition: listed by GatewayStage = "waiting", its reason in admin show', async () => {
+    const calls: string[] = [];
+    const taskQueue = `payment-waiting-${Math.random().toString(36).slice(2)}`;
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      ...(await gatewayWorkflows()),
+      activities: scriptedActivities({ forwardRefusals: 1000, forwardRefusalPermanent: true }, calls),
+    });
+    const workflowId = `deposit:ethereum:${taskQueue}:0`;
+    const lines: string[] = [];
+    await worker.runUntil(async () => {
+      const h = await env.client.workflow.start('paymentLifecycle', { taskQueue, workflowId, args: [input, { fallback: '1 hour' }] });
+      await until(calls, (c) => c.filter((x) => x === 'forward refused').length >= 2, 'the forward step refused');
+      const deadline = Date.now() + 15_000;
+      const listed = async () => {
+        for await (const wf of env.client.workflow.list({ query: `GatewayStage = "waiting" AND GatewayPaymentUuid = "${uuid}"` })) if (wf.workflowId === workflowId) return true;
+        return false;
+      };
+      while (!(await listed())) {
+        if (Date.now() > deadline) throw new Error('not listed as waiting');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(await adminOn(lines, 'show', uuid)).toBe(0);
+      expect(lines[0]).toMatch(/^forward waiting \(InsufficientAmountError\): deposit 1 does not cover gas 2; next try /);
+      expect(JSON.parse(lines.slice(1).join('\n'))).toMatchObject({ workflowId, execution: 'RUNNING', status: { state: 'processing', reason: null, waiting: { retries: 1 } } });
+      expect(calls.filter((c) => c.startsWith('markFailed'))).toEqual([]);
+      await h.terminate('test over');
+    });
+  }, 60_000);
+});

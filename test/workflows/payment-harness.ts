@@ -1,14 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import type { WorkflowHandle } from '@temporalio/client';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { DepositInput, ForwardFate } from '../../activities/deposit';
-import type { Carry, PaymentWorkflowOptions } from '../../workflows/payment';
-import { gatewayWorkflows } from '../helpers/temporal';
+import { DEPOSIT_REORGANISED, type Carry, type PaymentWorkflowOptions } from '../../workflows/payment';
+import { depositStatusQuery } from '../../workflows/deposit';
+import { createTimeSkippingEnv, gatewayWorkflows } from '../helpers/temporal';
 
 /**
  * The payment workflow against scripted activities on the time-skipping server: the workflow, its timers,
@@ -32,9 +33,28 @@ export interface Script {
   confirmed?: Attempt[];
   /** Holds the forward activity until it resolves (a test sends hints meanwhile). */
   forwardGate?: () => Promise<void>;
-  /** The first this many forward attempts throw (nonRetryable: permanent, as a deposit that cannot pay its way). */
+  /**
+   * The first this many forward attempts throw: a plain (retryable) error, as a price missing; with
+   * forwardRefusalPermanent a nonRetryable ApplicationFailure of type forwardRefusalType (default
+   * InsufficientAmountError, as a fee spike that makes the forward look uneconomic).
+   */
   forwardRefusals?: number;
   forwardRefusalPermanent?: boolean;
+  forwardRefusalType?: string;
+}
+
+export const MINUTE = 60_000;
+
+/** One time-skipping server for the test file, handed to `set` once it is up; torn down after the file. */
+export function useTimeSkippingEnv(set: (env: TestWorkflowEnvironment) => void): void {
+  let env: TestWorkflowEnvironment | undefined;
+  beforeAll(async () => {
+    env = await createTimeSkippingEnv();
+    set(env);
+  }, 120_000);
+  afterAll(async () => {
+    await env?.teardown();
+  });
 }
 
 export const input: DepositInput = {
@@ -100,7 +120,7 @@ export function scriptedActivities(script: Script, calls: string[], steps: Steps
       if ((script.forwardRefusals ?? 0) > 0) {
         script.forwardRefusals!--;
         calls.push('forward refused');
-        if (script.forwardRefusalPermanent) throw ApplicationFailure.nonRetryable('deposit 1 does not cover gas 2', 'InsufficientAmountError');
+        if (script.forwardRefusalPermanent) throw ApplicationFailure.nonRetryable('deposit 1 does not cover gas 2', script.forwardRefusalType ?? 'InsufficientAmountError');
         throw new Error('no price to recover the network cost yet; will retry');
       }
       calls.push('forward');
@@ -146,13 +166,21 @@ export function scriptedActivities(script: Script, calls: string[], steps: Steps
 
 export interface Run {
   calls: string[];
-  status: { state: string; reason: string | null; txidOut: string | null; delivery: { confirmed: { attempts: number; state: string } } };
+  status: {
+    state: string;
+    reason: string | null;
+    txidOut: string | null;
+    waiting?: { reason: string; type: string; retries: number; since: string; nextTry: string } | null;
+    delivery: { confirmed: { attempts: number; state: string } };
+  };
   /** History length of each run, first to last (a run that continued as new ends the list's earlier entries). */
   runLengths: number[];
   /** The first run's event types, in order (e.g. EVENT_TYPE_TIMER_FIRED). */
   firstRunEvents: string[];
   /** Readings made by the fused step that forwards at finality (patch finality-forward-fused). */
   dueSteps: number;
+  /** The failure type the last run ended with, when it failed (DEPOSIT_REORGANISED); undefined when it completed. */
+  failedAs?: string;
 }
 
 /** The payment workflow types: the one the watcher starts, and the earlier one kept for its runs. */
@@ -188,11 +216,20 @@ export async function runPayment(
   const workflowId = `deposit:ethereum:${taskQueue}:0`;
   const { record, drive, type = 'paymentLifecycle', ...wfOpts } = opts;
   let firstRun: string | undefined;
+  let failedAs: string | undefined;
   const status = await worker.runUntil(async () => {
     const handle = await env.client.workflow.start(type, { taskQueue, workflowId, args: [input, wfOpts] });
     firstRun = handle.firstExecutionRunId;
     if (drive) await drive(handle, calls);
-    return env.client.workflow.getHandle(workflowId).result();
+    const latest = env.client.workflow.getHandle(workflowId);
+    try {
+      return await latest.result();
+    } catch (e) {
+      // A deposit judged reorganised ends its run failed (the one verdict the chain can take back): its status is still queried.
+      if (!(e instanceof WorkflowFailedError && e.cause instanceof ApplicationFailure && e.cause.type === DEPOSIT_REORGANISED)) throw e;
+      failedAs = e.cause.type;
+      return latest.query(depositStatusQuery);
+    }
   });
   // Walk the runs from the first: each one that continued as new names the next.
   const runLengths: number[] = [];
@@ -224,7 +261,7 @@ export async function runPayment(
     } else if (!runId) write('.run-last', history);
   }
   if (process.env.DEBUG) console.log(`${record ?? workflowId}: runs of ${runLengths.join(', ')} events`);
-  return { calls, status: status as Run['status'], runLengths, firstRunEvents, dueSteps: steps.due };
+  return { calls, status: status as Run['status'], runLengths, firstRunEvents, dueSteps: steps.due, failedAs };
 }
 
 /** Polls until `calls` satisfies `ok` (the workflow runs on real time while a test drives it). */

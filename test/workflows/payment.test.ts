@@ -1,24 +1,16 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { HISTORY_BUDGET } from '../../workflows/payment';
+import { DEPOSIT_REORGANISED, HISTORY_BUDGET } from '../../workflows/payment';
 import { chainSignal, resendUpdate } from '../../workflows/signals';
-import { createTimeSkippingEnv } from '../helpers/temporal';
 import { resend } from '../../scripts/admin';
-import { runPayment, until, uuid } from './payment-harness';
+import { MINUTE, runPayment, until, useTimeSkippingEnv, uuid } from './payment-harness';
 
 /**
  * Every branch of the payment workflow in seconds, on the time-skipping server with scripted activities
  * (test/workflows/payment-harness.ts). Each branch's history is recorded for the replay test.
  */
 let env: TestWorkflowEnvironment;
-beforeAll(async () => {
-  env = await createTimeSkippingEnv();
-}, 120_000);
-afterAll(async () => {
-  await env?.teardown();
-});
-
-const MINUTE = 60_000;
+useTimeSkippingEnv((e) => (env = e));
 
 describe('payment workflow: pushed, not polled', () => {
   it('waits on the watcher\'s signals: with an hour-long fallback, a due hint and a forward hint take it to done', async () => {
@@ -106,11 +98,11 @@ describe('payment workflow: the reading that finds finality forwards in the same
     expect(status.state).toBe('done');
   }, 60_000);
 
-  it('a forward refused for good inside the step and again in the forward step: failed with the reason, no callback', async () => {
-    const { calls, status } = await runPayment(env, { forwardRefusals: 2, forwardRefusalPermanent: true }, { record: 'payment-forward-refused-for-good' });
-    expect(calls.filter((c) => c.startsWith('forward'))).toEqual(['forward refused', 'forward refused']);
-    expect(status).toMatchObject({ state: 'failed', reason: 'forward failed: deposit 1 does not cover gas 2' });
-    expect(calls.filter((c) => c.startsWith('confirmed'))).toEqual([]);
+  it('a forward refused as uneconomic inside the step and again in the forward step: no verdict, it waits a minute and lands', async () => {
+    const { calls, status } = await runPayment(env, { forwardRefusals: 2, forwardRefusalPermanent: true }, { record: 'payment-forward-refused-then-waits' });
+    expect(calls.filter((c) => c.startsWith('forward'))).toEqual(['forward refused', 'forward refused', 'forward']);
+    expect(calls.filter((c) => c.startsWith('markFailed'))).toEqual([]);
+    expect(status).toMatchObject({ state: 'done', reason: null, waiting: null });
   }, 60_000);
 
   it('a pending attempt waiting for its time at finality: the reading does not forward; the pending stage is stopped first, as the table says', async () => {
@@ -140,11 +132,13 @@ describe('payment workflow: every branch', () => {
   }, 60_000);
 
   it('a reorg before finality, read twice at increasing heads: failed, pending stopped, nothing forwarded', async () => {
-    const { calls, status } = await runPayment(
+    const { calls, status, failedAs } = await runPayment(
       env,
       { notifyPending: true, requiredConfirmations: 6, pending: ['failed'], confirmations: [{ status: 'confirmed', confirmations: 2 }, { status: 'reorged', at: 5 }, { status: 'reorged', at: 5 }, { status: 'reorged', at: 6 }] },
       { fallback: '3 minutes', record: 'payment-reorged' },
     );
+    // The run ends failed, so that the same deposit mined again starts a new lifecycle (payment-waiting.test.ts).
+    expect(failedAs).toBe(DEPOSIT_REORGANISED);
     expect(calls.filter((c) => c.startsWith('confirmations'))).toEqual(['confirmations 2', 'confirmations reorged@5', 'confirmations reorged@5', 'confirmations reorged@6']);
     expect(calls).toContain('markFailed deposit block reorganised out before finality');
     expect(calls).not.toContain('forward');

@@ -72,6 +72,30 @@ export async function recordDeposit(db: Db, d: NewDeposit): Promise<{ row: Payme
   return { row, made: false };
 }
 
+/**
+ * Takes up again a deposit whose payment failed before anything was forwarded (no forward stored, no
+ * confirmed snapshot), for a new lifecycle of the same deposit: back to pending, counted from the block it
+ * is in now. Only a new workflow run of the deposit asks, and Temporal starts one only after a run that
+ * failed (a reorganised deposit mined again). Answers the row as it is now (unchanged when not revivable).
+ */
+export async function reviveDeposit(db: Db, row: PaymentRow, d: NewDeposit): Promise<PaymentRow> {
+  if (row.result !== 'failed' || row.forwardRaw !== null || row.snapshot !== null) return row;
+  const [revived] = await db
+    .update(payments)
+    .set({
+      result: 'pending',
+      reason: null,
+      blockNumber: d.blockNumber,
+      blockHash: d.blockHash,
+      dueHeight: d.dueHeight ?? null,
+      confirmations: d.confirmations ?? 0,
+      lastUpdate: new Date(),
+    })
+    .where(and(eq(payments.uuid, row.uuid), eq(payments.result, 'failed'), isNull(payments.forwardRaw), isNull(payments.snapshot)))
+    .returning();
+  return revived ?? row;
+}
+
 const loadConfigOf = oncePerDb((db) =>
   db.select().from(paymentConfigs).where(eq(paymentConfigs.id, sql.placeholder('id'))).prepare('gateway_load_config'),
 );
