@@ -202,6 +202,26 @@ describe('a forward the node refuses for its policy is replaceable, and the new 
     expect(await balance(dev, treasury)).toBe(10_000n);
   }, 180_000);
 
+  it('behind a proxy that denies every transaction and refuses every broadcast, a forward the node took or mined is never replaceable', async () => {
+    const dev = await node('ltc', ['-minrelaytxfee=0.0001']);
+    const liar = await startHostileRpc({ upstream: dev.rpcUrl, probabilities: { staleHead: 0, drop: 0, nullReceipt: 1, broadcastError: 1 } });
+    running.push({ stop: () => liar.close() });
+    const seed = testSeed();
+    const direct = new UtxoAdapter({ network: 'litecoin', mode: 'regtest', rpcUrl: dev.rpcUrl, seed });
+    const lying = new UtxoAdapter({ network: 'litecoin', mode: 'regtest', rpcUrl: liar.url, seed });
+    const d = await deposit(dev, direct, 'ltc', 1_000_000n);
+    const [addressOut, treasury] = [await newAddress(dev), await newAddress(dev)];
+    const plan = await forward(direct, d, addressOut, 10_000n, treasury);
+    // Relayed, then answered with an error; the node holds it, the liar says it knows no such transaction.
+    await expect(lying.broadcast(plan)).rejects.toBeInstanceOf(BroadcastRejectedError);
+    expect(await lying.forwardStatus(plan)).toEqual({ status: 'pending', known: false });
+    await mine(dev);
+    expect(await lying.forwardStatus(plan)).toEqual({ status: 'pending', known: false });
+    expect(await direct.forwardStatus(plan)).toMatchObject({ status: 'confirmed' });
+    expect(liar.stats().faults.nullReceipt).toBeGreaterThan(0);
+    expect(await balance(dev, addressOut)).toBe(plan.forwarded);
+  }, 120_000);
+
   it('bytes the node takes are not replaceable: a forward out of the mempool is re-sent as stored', async () => {
     const dev = await node('ltc');
     const seed = testSeed();
