@@ -6,7 +6,8 @@ import type { Db } from '../src/db/client';
 import { recordComputed, recordUnavailable, setPinned } from '../src/db/queries/minimums';
 import { assets } from '../src/db/schema';
 import { ASSETS, NETWORKS, findAsset, type Asset } from '../src/domain/assets';
-import { minimumForCost } from '../src/domain/minimum';
+import type { FeePolicy } from '../src/domain/fees';
+import { publishedMinimum } from '../src/domain/minimum';
 import { convertUnits, formatUnits, parseUnits } from '../src/domain/money';
 import { logger } from '../src/observability/logger';
 import type { PriceSource } from '../src/prices/source';
@@ -21,6 +22,8 @@ export interface MinimumDeps {
   prices: PriceSource;
   /** MINIMUM_MAX_COST_PERCENT with two decimals: the forwarding cost's largest share of the minimum. */
   maxCostPercent: string;
+  /** The fee tiers and domain overrides: the minimum holds under every percentage the gateway can apply. */
+  feePolicy: FeePolicy;
   /** Bound on one asset's estimate, so one node that hangs never holds up the other assets. */
   estimateTimeoutMs?: number;
 }
@@ -59,8 +62,14 @@ export function createMinimumActivities(deps: MinimumDeps) {
     });
   }
 
-  /** The network's live cost of one forward at the default priority, in base units of the asset itself. */
-  async function forwardCost(a: Asset): Promise<bigint> {
+  /** Every fee percentage a payment of `a` can be charged: the asset default, each tier, each domain override. */
+  const feePercents = (a: Asset): string[] => [a.feePercent, ...deps.feePolicy.tiers.map((t) => t.feePercent), ...Object.values(deps.feePolicy.domainOverrides)];
+
+  /**
+   * The network's live cost of one forward at the default priority, in base units of the asset itself, and
+   * the smallest payout the chain takes at address_out.
+   */
+  async function forwardCost(a: Asset): Promise<{ cost: bigint; payoutFloor: bigint }> {
     let estimate;
     try {
       const adapter = await deps.adapter(a.network);
@@ -79,7 +88,7 @@ export function createMinimumActivities(deps: MinimumDeps) {
       const native = ASSETS[NETWORKS[a.network].nativeTicker];
       cost += convertUnits(estimate.sponsorCost, native.decimals, a.decimals, price);
     }
-    return cost;
+    return { cost, payoutFloor: estimate.payoutFloor ?? 0n };
   }
 
   /** Each served asset's figure, or why there is none now; the assets' nodes are asked in parallel. */
@@ -89,7 +98,8 @@ export function createMinimumActivities(deps: MinimumDeps) {
     await Promise.all(
       served.map(async (a) => {
         try {
-          const value = minimumForCost(await withTimeout(forwardCost(a), timeoutMs), deps.maxCostPercent, floorOf(a));
+          const { cost, payoutFloor } = await withTimeout(forwardCost(a), timeoutMs);
+          const value = publishedMinimum({ networkFee: cost, payoutFloor, feePercents: feePercents(a), maxCostPercent: deps.maxCostPercent, floor: floorOf(a) });
           await recordComputed(deps.db, a.ticker, value);
           report.computed[a.ticker] = formatUnits(value, a.decimals);
         } catch (e) {

@@ -128,6 +128,8 @@ export interface ForwardCostEstimate {
   networkFee: bigint;
   /** Paid by the gateway in the native coin (tokens). */
   sponsorCost: bigint;
+  /** the smallest amount the chain accepts at address_out, base units of the asset: Solana the rent exemption of an empty account; UTXO the node's dust threshold for the payout output; 0/absent when none */
+  payoutFloor?: bigint;
 }
 
 /**

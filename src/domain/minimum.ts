@@ -1,3 +1,6 @@
+import Decimal from 'decimal.js';
+import { percentOf } from './money';
+
 /**
  * The processing minimum (SPEC 2.1, 2.2, 8): the smallest deposit whose forwarding cost stays within the
  * operator's share of it, never below the registry floor. Pure: the figures come from
@@ -24,6 +27,35 @@ export function minimumForCost(cost: bigint, maxCostPercent: string, floor: bigi
   const h = hundredthsOfPercent(maxCostPercent);
   const m = (cost * 10_000n + h - 1n) / h;
   return m > floor ? m : floor;
+}
+
+/**
+ * Smallest amount M whose forward the chain accepts under every fee percentage the gateway can apply:
+ * M − networkFee − commission(p) ≥ payoutFloor for each p in `feePercents` (commission rounded down, as
+ * percentOf takes it). The largest percentage decides, since M − commission(M, p) falls as p grows.
+ */
+export function minimumForPayout(o: { networkFee: bigint; payoutFloor: bigint; feePercents: readonly string[] }): bigint {
+  if (o.networkFee < 0n || o.payoutFloor < 0n) throw new RangeError('negative forwarding cost or payout floor');
+  const need = o.networkFee + o.payoutFloor;
+  if (need === 0n) return 0n;
+  const pmax = o.feePercents.reduce((m, p) => (new Decimal(p).gt(m) ? new Decimal(p) : m), new Decimal(0));
+  if (pmax.gte(100)) throw new RangeError(`no amount pays a ${pmax.toString()} % commission and a forward`);
+  const accepted = (m: bigint) => m - percentOf(m, pmax.toString()) >= need;
+  // M × (1 − p/100) ≥ need, rounded up; the commission is rounded down, so a unit or two less may do too.
+  let m = BigInt(new Decimal(need.toString()).mul(100).div(new Decimal(100).minus(pmax)).toFixed(0, Decimal.ROUND_UP));
+  while (m > 0n && accepted(m - 1n)) m--;
+  while (!accepted(m)) m++;
+  return m;
+}
+
+/**
+ * The published minimum: the registry floor, the forwarding cost within the operator's share of it
+ * (minimumForCost), and an amount whose forward the chain accepts at every fee percentage (minimumForPayout).
+ */
+export function publishedMinimum(o: { networkFee: bigint; payoutFloor: bigint; feePercents: readonly string[]; maxCostPercent: string; floor: bigint }): bigint {
+  const byCost = minimumForCost(o.networkFee, o.maxCostPercent, o.floor);
+  const byPayout = minimumForPayout(o);
+  return byPayout > byCost ? byPayout : byCost;
 }
 
 /** One asset's stored minimum state (asset_minimums row), amounts as base-unit bigints. */

@@ -137,7 +137,13 @@ export async function startWorkerRuntime(
       treasuryAddress: services.treasuryAddress,
       heads,
     },
-    minimums: { chains: services.chains, adapter: services.adapter, prices: services.prices, maxCostPercent: cfg.minimumMaxCostPercent },
+    minimums: {
+      chains: services.chains,
+      adapter: services.adapter,
+      prices: services.prices,
+      maxCostPercent: cfg.minimumMaxCostPercent,
+      feePolicy: services.feePolicy,
+    },
   });
   const { worker, connection: workerConnection } = await createWorker({
     address: opts.address,

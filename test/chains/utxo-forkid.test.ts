@@ -97,8 +97,9 @@ describe.each([
     const treasury = adapter.deriveAddressIn(9n);
     const req = request(adapter, ticker, amount, { commission: 20_000n, treasuryAddress: treasury });
     const plan = await adapter.prepareForward(req);
-    // The dialect probe (src/chains/utxo/dialect.ts), then the fee estimate: no previous transaction is fetched.
-    expect(calls).toEqual(['version', 'estimatesmartfee']);
+    // The dialect probe (src/chains/utxo/dialect.ts), the relay policy, the fee estimate, and the node asked
+    // whether it takes the commission output: no previous transaction is fetched.
+    expect(calls).toEqual(['version', 'getnetworkinfo', 'getmempoolinfo', 'estimatesmartfee', 'testmempoolaccept']);
     expect(await adapter.prepareForward(req)).toEqual(plan);
     expect(plan.txs).toHaveLength(1);
     expect(plan.txidOut).toBe(plan.txs[0].txid);

@@ -6,7 +6,8 @@
 import { Transaction, payments, script as bscript } from 'bitcoinjs-lib';
 import * as ecc from 'tiny-secp256k1';
 import { HdSeed } from '../../src/chains/keys';
-import { deriveUtxoKey, utxoNetwork } from '../../src/chains/addresses';
+import { deriveUtxoKey, utxoNetwork, utxoOutputScript } from '../../src/chains/addresses';
+import { dustThreshold, knownDustRule, relayPolicy, worstPayoutDust } from '../../src/chains/utxo/policy';
 import { InsufficientAmountError, UnsupportedOperationError } from '../../src/chains/adapter';
 import { parseForward } from '../../src/chains/utxo/forkid';
 import { signUtxoSpend } from '../../src/chains/utxo/forward';
@@ -143,5 +144,39 @@ describe('the fee covers the signed size (src/chains/utxo/signed-fee.ts)', () =>
     }
     // Some met a signature a byte longer than the first one (the case the search is for).
     if (coin === 'dogecoin') expect(above).toBeGreaterThan(0);
+  });
+});
+
+describe('dust thresholds (Core\'s GetDustThreshold, rounded up)', () => {
+  const script = (network: string, address: string) => utxoOutputScript(utxoNetwork(network, 'mainnet'), address);
+  it.each([
+    // coin rule, output, threshold: Core's 294 / 546 at 3000 sat/kvB; litecoind 0.21 refuses below 2940 / 5460 (30 000 lit/kvB)
+    ['btc', 'bitcoin', 'bc1qnjg0jd8228aq7egyzacy8cys3knf9xvrerkf9g', 294n],
+    ['btc', 'bitcoin', '1BgGZ9tcN4rm9KBzDn7KprQz87SZ26SAMH', 546n],
+    ['btc', 'bitcoin', '3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy', 540n],
+    ['btc', 'bitcoin', 'bc1p5cyxnuxmeuwuvkwfem96lqzszd02n6xdcjrs20cac6yqjjwudpxqkedrcr', 330n],
+    ['ltc', 'litecoin', deriveUtxoKey(VECTOR, 'litecoin', 'mainnet', 0n).address, 2940n],
+    ['ltc', 'litecoin', 'LVuDpNCSSj6pQ7t9Pv6d6sUkLKoqDEVUnJ', 5460n],
+  ] as const)('%s %s → %s', (coin, network, address, expected) => {
+    expect(dustThreshold(knownDustRule(coin), script(network, address))).toBe(expected);
+  });
+
+  it('a node\'s dust relay fee replaces the rule of the coins that have one; fixed limits stay', () => {
+    expect(worstPayoutDust(knownDustRule('btc', 10_000n))).toBe(1820n);
+    expect(worstPayoutDust(knownDustRule('doge', 10_000n))).toBe(1_000_000n);
+    expect(relayPolicy('ltc', { relayfee: '0.00001000', mempoolminfee: '0.00005', dustrelayfee: undefined })).toEqual({ minRate: 5n, dust: { perKvB: 30_000n } });
+    expect(relayPolicy('btc', {})).toEqual({ minRate: 1n, dust: { perKvB: 3000n } });
+  });
+
+  it('a commission below the treasury output\'s dust is withheld and goes to the miner; at the threshold it has its output', () => {
+    const key = deriveUtxoKey(VECTOR, 'bitcoin', 'mainnet', 0n);
+    const spend = { key, outpoint: OUTPOINT, addressOut: 'bc1qnjg0jd8228aq7egyzacy8cys3knf9xvrerkf9g', feeRate: 12n, treasuryAddress: key.address };
+    const below = signUtxoSpend({ ...spend, commission: 293n });
+    expect(Transaction.fromHex(below.raw).outs.map((o) => BigInt(o.value))).toEqual([below.forwarded]);
+    expect(below.forwarded + below.fee).toBe(OUTPOINT.amount);
+    expect(below.fee - 293n).toBe(12n * BigInt(Transaction.fromHex(below.raw).virtualSize()));
+    const at = signUtxoSpend({ ...spend, commission: 294n });
+    expect(Transaction.fromHex(at.raw).outs.map((o) => BigInt(o.value))).toEqual([at.forwarded, 294n]);
+    expect(at.forwarded + at.fee + 294n).toBe(OUTPOINT.amount);
   });
 });

@@ -1,5 +1,7 @@
 import { loadConfig } from '../../src/config';
-import { minimumForCost, statedMinimum, viewMinimum, STALE_AFTER_REFRESHES, type MinimumState } from '../../src/domain/minimum';
+import { minimumForCost, minimumForPayout, publishedMinimum, statedMinimum, viewMinimum, STALE_AFTER_REFRESHES, type MinimumState } from '../../src/domain/minimum';
+import { percentOf } from '../../src/domain/money';
+import { STANDARD_TIERS } from '../../src/domain/pricing';
 
 /** SPEC 2.1, 2.2, 8: the operator's rule, and what the catalog, info and eligibility make of a stored figure. */
 
@@ -29,6 +31,48 @@ describe('minimumForCost: smallest amount whose forwarding cost is at most the s
   it('refuses a negative cost and a zero share', () => {
     expect(() => minimumForCost(-1n, '5.00', 0n)).toThrow(RangeError);
     expect(() => minimumForCost(1n, '0.00', 0n)).toThrow(RangeError);
+  });
+});
+
+describe('minimumForPayout: smallest amount whose forward the chain accepts at every fee percentage', () => {
+  const tiers = STANDARD_TIERS.map((t) => t.feePercent);
+  it.each([
+    // networkFee, payoutFloor, percentages, expected
+    [0n, 0n, ['1.00'], 0n],
+    [2_840n, 5_460n, ['1.00'], 8_383n], // 8383 − 2840 − 83 = 5460; 8382 leaves 5459
+    [2_840n, 546n, ['1.00', ...tiers], 3_420n],
+    [2_840n, 546n, ['2.50', '1.00'], 3_472n], // an override above the tiers decides: 3472 − 2840 − 86 = 546
+    [0n, 100n, ['0.00'], 100n], // a 0 % override: the floor itself
+    [7_100n, 1_820n, ['1.00', '0.50'], 9_010n],
+    [1n, 0n, ['99.99'], 1n], // the commission rounds down to 0
+  ])('networkFee %s, payoutFloor %s, percentages %j → %s', (networkFee, payoutFloor, pcts, expected) => {
+    const m = minimumForPayout({ networkFee, payoutFloor, feePercents: pcts as string[] });
+    expect(m).toBe(expected);
+    // Accepted at m under every percentage, and one base unit less fails the largest.
+    for (const p of pcts as string[]) expect(m - networkFee - percentOf(m, p)).toBeGreaterThanOrEqual(payoutFloor);
+    if (m > 0n) {
+      const worst = (pcts as string[]).some((p) => m - 1n - networkFee - percentOf(m - 1n, p) < payoutFloor);
+      expect(worst).toBe(true);
+    }
+  });
+
+  it('refuses a 100 % commission (no amount forwards) and negative inputs', () => {
+    expect(() => minimumForPayout({ networkFee: 1n, payoutFloor: 0n, feePercents: ['100'] })).toThrow(RangeError);
+    expect(() => minimumForPayout({ networkFee: -1n, payoutFloor: 0n, feePercents: ['1'] })).toThrow(RangeError);
+  });
+});
+
+describe('publishedMinimum: the largest of the floor, the cost share and the payout rule', () => {
+  it.each([
+    // ltc on a quiet chain: the floor (0.001 LTC) holds both
+    [{ networkFee: 2_840n, payoutFloor: 5_460n, feePercents: ['1.00', '0.50'], maxCostPercent: '5.00', floor: 100_000n }, 100_000n],
+    // btc at 20 sat/vB, two outputs: 2840 ÷ 5 % = 56 800 sat (the one-output figure was 44 400)
+    [{ networkFee: 2_840n, payoutFloor: 546n, feePercents: ['1.00', '0.50'], maxCostPercent: '5.00', floor: 10_000n }, 56_800n],
+    // a high payout floor against a generous cost share: the payout rule decides
+    [{ networkFee: 1_000n, payoutFloor: 500_000n, feePercents: ['1.00', '3.00'], maxCostPercent: '50.00', floor: 0n }, 516_494n],
+  ])('%j → %s', (o, expected) => {
+    expect(publishedMinimum(o)).toBe(expected);
+    expect(publishedMinimum(o)).toBeGreaterThanOrEqual(minimumForCost(o.networkFee, o.maxCostPercent, o.floor));
   });
 });
 

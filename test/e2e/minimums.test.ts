@@ -7,7 +7,8 @@ import { devnetPay } from '../../src/chains/devnet/drive';
 import { jsonRpc } from '../../src/chains/devnet/process';
 import { forwardFeeEstimate } from '../../src/chains/utxo/forward';
 import { BitcoinRpc, toSats } from '../../src/chains/utxo/rpc';
-import { minimumForCost } from '../../src/domain/minimum';
+import { minimumForCost, publishedMinimum } from '../../src/domain/minimum';
+import { STANDARD_TIERS } from '../../src/domain/pricing';
 import { formatUnits, parseUnits } from '../../src/domain/money';
 import { ensureMinimumSchedule, MINIMUM_SCHEDULE_ID } from '../../src/temporal/minimum-schedule';
 import type { RefreshReport } from '../../activities/minimums';
@@ -149,7 +150,7 @@ describe('minimums follow the network', () => {
     const ltc = gw.devnets.state.litecoin!;
     const node = new BitcoinRpc(ltc.rpcUrl);
     const wallet = new BitcoinRpc(ltc.walletUrl);
-    expect((await catalog()).ltc.minimum).toBe('0.00100000'); // fallback 20 sat/vB: 2 220 sat ÷ 5 % < floor
+    expect((await catalog()).ltc.minimum).toBe('0.00100000'); // fallback 20 sat/vB, two outputs: 2 840 sat ÷ 5 % < floor
     // Fee estimation counts only transactions with confirmed inputs that were seen in the mempool: split a
     // coin into many outputs, then a few blocks of transactions paying 200 sat/vB.
     const outputs: Record<string, number> = {};
@@ -168,7 +169,13 @@ describe('minimums follow the network', () => {
     expect(estimate.feerate).toBeDefined();
     const rate = (toSats(String(estimate.feerate)) + 999n) / 1000n;
     expect(rate).toBeGreaterThanOrEqual(150n);
-    const expected = minimumForCost(forwardFeeEstimate('ltc', true, rate), gw.cfg.minimumMaxCostPercent, parseUnits('0.001', 8));
+    // The forward's two outputs (payout and commission); litecoind's dust for a P2PKH address_out (5460 lit)
+    // under every fee percentage does not decide here.
+    const expected = publishedMinimum({
+      networkFee: forwardFeeEstimate('ltc', true, rate, 2), payoutFloor: 5460n, feePercents: ['1.00', ...STANDARD_TIERS.map((t) => t.feePercent)],
+      maxCostPercent: gw.cfg.minimumMaxCostPercent, floor: parseUnits('0.001', 8),
+    });
+    expect(expected).toBe(minimumForCost(forwardFeeEstimate('ltc', true, rate, 2), gw.cfg.minimumMaxCostPercent, parseUnits('0.001', 8)));
 
     const { report } = await runStartedAfter(new Date());
     expect(report.computed.ltc).toBe(formatUnits(expected, 8));

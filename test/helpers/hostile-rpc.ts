@@ -22,6 +22,8 @@ export interface HostileRpcOptions {
   dropMode?: 'reset' | '502' | 'mixed';
   /** Start misbehaving (default) or calm. */
   enabled?: boolean;
+  /** estimatesmartfee answers feerate -1 (Dogecoin Core's and old Core's "no estimate"), whatever the node said; calm or not. */
+  negativeFeeEstimate?: boolean;
 }
 
 export const DEFAULT_FAULT_PROBABILITIES: Readonly<Record<FaultKind, number>> = {
@@ -150,6 +152,7 @@ export async function startHostileRpc(opts: HostileRpcOptions): Promise<HostileR
   /** One call's answer, altered or not; `requestOf` is what the client asked. */
   const alter = (request: RpcRequest, response: RpcResponse): RpcResponse => {
     const method = request.method ?? '';
+    if (method === 'estimatesmartfee' && opts.negativeFeeEstimate && !response.error) return { ...response, result: { feerate: -1, blocks: 0 } };
     const key = headKey(request);
     if (key && !response.error) {
       const seen = heads.get(key) ?? [];

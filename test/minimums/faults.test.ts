@@ -16,6 +16,7 @@ import { createTestDatabase } from '../helpers/db';
 import { testSeed, tmpDir } from '../helpers/nodes';
 import { waitFor } from '../helpers/process';
 import { createLocalEnv } from '../helpers/temporal';
+import { STANDARD_TIERS } from '../../src/domain/pricing';
 
 /**
  * The refresh against nodes that fail: one that never answers (a silent TCP listener) and one that is gone
@@ -83,6 +84,7 @@ function minimumWorker(taskQueue: string, estimateTimeoutMs: number) {
         adapter,
         prices: new FixedPriceSource(DEVNET_PRICES),
         maxCostPercent: '5.00',
+        feePolicy: { domainOverrides: {}, tiers: [...STANDARD_TIERS] },
         estimateTimeoutMs,
       },
     }),

@@ -18,7 +18,8 @@ import { canonicalUtxoAddress, deriveUtxoKey, validateAddress } from '../address
 import type { ChainMode } from '../config';
 import type { HdSeed } from '../keys';
 import { DialectNode, type RpcBlock } from './dialect';
-import { feeRate, forwardFeeEstimate, prepareUtxoForward } from './forward';
+import { feeRate, forwardFeeEstimate, forwardOutpoint, nodePolicy, prepareUtxoForward } from './forward';
+import { isPolicyRefusal, worstPayoutDust } from './policy';
 import { utxoNetwork } from './networks';
 import { BitcoinRpc, RpcError, toSats } from './rpc';
 
@@ -171,11 +172,17 @@ export class UtxoAdapter implements ChainAdapter {
     return { status: 'reorged', confirmations: 0, observedAt: height };
   }
 
+  /**
+   * The forward as it is signed: payout and commission outputs (a commission below dust goes to the miner,
+   * for less than that second output would cost), at the node's rate and relay minimum; payoutFloor is the
+   * node's dust threshold of any address_out (P2PKH, the largest standard one).
+   */
   async estimateForwardCost(ticker: string, priority: Priority): Promise<ForwardCostEstimate> {
     this.assertTicker(ticker);
-    const rate = await feeRate(this.node, priority, this.opts.fallbackFeeRate);
-    const net = deriveUtxoKey(this.opts.seed, this.network, this.opts.mode, 0n).network;
-    return { networkFee: forwardFeeEstimate(net.coin, net.segwit, rate), sponsorCost: 0n };
+    const net = utxoNetwork(this.network, this.opts.mode);
+    const policy = await nodePolicy(this.node, net.coin);
+    const rate = await feeRate(this.node, priority, policy, this.opts.fallbackFeeRate);
+    return { networkFee: forwardFeeEstimate(net.coin, net.segwit, rate, 2), sponsorCost: 0n, payoutFloor: worstPayoutDust(policy.dust) };
   }
 
   async prepareForward(req: ForwardRequest): Promise<ForwardPlan> {
@@ -206,11 +213,26 @@ export class UtxoAdapter implements ChainAdapter {
       if (header.confirmations < 1) return { status: 'pending', known: true };
       return { status: 'confirmed', blockNumber: BigInt(header.height), blockHash: tx.blockhash };
     } catch (e) {
-      // Unknown to the node (evicted, or a lagging node): the deposit outpoint it spends is ours alone, so
-      // re-sending the same bytes is the only move, never a new plan.
-      if (e instanceof RpcError && e.code === -5) return { status: 'pending', known: false };
+      if (e instanceof RpcError && e.code === -5) return this.unheld(plan);
       throw e;
     }
+  }
+
+  /**
+   * A forward the node does not hold. Its bytes are re-sent (pending, not known) unless the node refuses
+   * them for its relay policy (fee or dust) while the deposit outpoint they spend is unspent, in its
+   * mempool too: then they cannot land through this node and are replaceable. A new plan spends the same
+   * outpoint, so at most one of the two can ever be mined; the workflow acts only on a second reading at
+   * a higher head (ForwardStatus).
+   */
+  private async unheld(plan: ForwardPlan): Promise<ForwardStatus> {
+    const raw = plan.txs[plan.txs.length - 1].raw;
+    const outpoint = forwardOutpoint(utxoNetwork(this.network, this.opts.mode), raw);
+    if (!(await this.node.unspent(outpoint.txid, outpoint.vout))) return { status: 'pending', known: false };
+    const test = await this.node.testAccept(raw);
+    if (!test || test.allowed || test.reason === undefined || !isPolicyRefusal(test.reason)) return { status: 'pending', known: false };
+    const head = await this.rpc.call<number>('getblockcount');
+    return { status: 'replaceable', reason: `refused by the node's relay policy (${test.reason}); the deposit is unspent`, observedAt: BigInt(head) };
   }
 
   async close(): Promise<void> {}

@@ -6,6 +6,7 @@
  *   `estimatesmartfee` (nor a wallet), and a resent transaction is refused with words of its own.
  * The adapter asks the dialect; nothing else in src/chains/utxo tells the nodes apart.
  */
+import type { NodePolicyReading } from './policy';
 import { BitcoinRpc, RpcError } from './rpc';
 
 export interface RpcVout {
@@ -48,6 +49,23 @@ export interface RpcDialect {
   feeRate(rpc: BitcoinRpc, targetBlocks: number): Promise<string | undefined>;
   /** Whether a sendrawtransaction refusal says these bytes are already in the mempool or a block. */
   alreadyKnown(message: string): boolean;
+  /** The node's relay policy as far as it tells it (fields it does not give are left out). */
+  policy(rpc: BitcoinRpc): Promise<NodePolicyReading>;
+  /**
+   * Whether the node would take these bytes into its mempool now, and its reject reason (a short code such
+   * as "dust" or "min relay fee not met") when not; undefined for a node that cannot say (btcd, bchd).
+   */
+  testAccept(rpc: BitcoinRpc, raw: string): Promise<{ allowed: boolean; reason?: string } | undefined>;
+}
+
+/** One call's answer, or nothing where the node has no such method (an older fork): its fields are then unknown. */
+async function optional<T>(rpc: BitcoinRpc, method: string): Promise<Partial<T>> {
+  try {
+    return (await rpc.call<T>(method)) ?? {};
+  } catch (e) {
+    if (e instanceof RpcError) return {};
+    throw e;
+  }
 }
 
 // Core 0.21 (litecoind): "transaction already in block chain"; Core 25+ (Knots 29) says of a mined
@@ -77,6 +95,25 @@ export const CORE_DIALECT: RpcDialect = {
     }
   },
   alreadyKnown: matches(CORE_ALREADY_KNOWN),
+  async policy(rpc) {
+    const [net, pool] = await Promise.all([
+      optional<{ relayfee?: string }>(rpc, 'getnetworkinfo'),
+      optional<{ mempoolminfee?: string; dustrelayfee?: string }>(rpc, 'getmempoolinfo'),
+    ]);
+    return { relayfee: net.relayfee, mempoolminfee: pool.mempoolminfee, dustrelayfee: pool.dustrelayfee };
+  },
+  async testAccept(rpc, raw) {
+    let answer: Array<{ allowed?: boolean; 'reject-reason'?: string }>;
+    try {
+      answer = await rpc.call('testmempoolaccept', [[raw]]);
+    } catch (e) {
+      if (e instanceof RpcError) return undefined;
+      throw e;
+    }
+    const r = answer?.[0];
+    if (!r || typeof r.allowed !== 'boolean') return undefined;
+    return r.allowed ? { allowed: true } : { allowed: false, reason: r['reject-reason'] };
+  },
 };
 
 export const BTCD_DIALECT: RpcDialect = {
@@ -101,6 +138,11 @@ export const BTCD_DIALECT: RpcDialect = {
   // the adapter's fallback rate is the honest figure on such a node.
   feeRate: async () => undefined,
   alreadyKnown: matches(BTCD_ALREADY_KNOWN),
+  async policy(rpc) {
+    return { relayfee: (await optional<{ relayfee?: string }>(rpc, 'getinfo')).relayfee };
+  },
+  // No testmempoolaccept: a refusal of these bytes is never evidence here, and they are re-sent as stored.
+  testAccept: async () => undefined,
 };
 
 /** JSON-RPC "Method not found". */
@@ -162,5 +204,15 @@ export class DialectNode {
   }
   async alreadyKnown(message: string): Promise<boolean> {
     return (await this.dialect()).alreadyKnown(message);
+  }
+  async policy(): Promise<NodePolicyReading> {
+    return (await this.dialect()).policy(this.rpc);
+  }
+  async testAccept(raw: string): Promise<{ allowed: boolean; reason?: string } | undefined> {
+    return (await this.dialect()).testAccept(this.rpc, raw);
+  }
+  /** Whether the output is unspent, counting spends in the node's mempool (gettxout with include_mempool). */
+  async unspent(txid: string, vout: number): Promise<boolean> {
+    return (await this.rpc.call<unknown>('gettxout', [txid, vout, true])) !== null;
   }
 }

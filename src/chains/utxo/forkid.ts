@@ -88,24 +88,28 @@ export interface ForkIdSpend {
   addressOut: string;
   /** sat (zat) per byte. */
   feeRate: bigint;
+  /** Withheld from the deposit; paid to the treasury only with `toTreasury` (else it goes to the miner). */
   commission: bigint;
+  toTreasury?: boolean;
   treasuryAddress?: string;
+  /** The payout's dust threshold. */
   dust: bigint;
 }
 
 /**
  * Signs the forward of one P2PKH outpoint: deposit − fee − commission to address_out (+ commission
- * to the treasury). fee = rate × size (zec: at least the ZIP 317 conventional fee), re-signed until
+ * to the treasury when `toTreasury`). fee = rate × size (zec: at least the ZIP 317 conventional fee), re-signed until
  * the fee matches the signed size. Low-R RFC 6979 signatures: the bytes depend on the inputs alone.
  */
 export function signForkIdSpend(spend: ForkIdSpend): { raw: string; txid: string; forwarded: bigint; fee: bigint } {
   const net = spend.key.network;
   const { txid, vout, amount } = spend.outpoint;
   const hashType = net.coin === 'bch' ? BCH_SIGHASH_ALL : ZEC_SIGHASH_ALL;
-  const outputs = spend.commission > 0n ? 2 : 1;
+  const toTreasury = spend.commission > 0n && spend.toTreasury !== false;
+  const outputs = toTreasury ? 2 : 1;
   const floor = net.coin === 'zec' ? zip317Fee(1, outputs) : 0n;
   const payTo = Buffer.from(utxoOutputScript(net, spend.addressOut));
-  const treasury = spend.commission > 0n ? Buffer.from(utxoOutputScript(net, spend.treasuryAddress!)) : undefined;
+  const treasury = toTreasury ? Buffer.from(utxoOutputScript(net, spend.treasuryAddress!)) : undefined;
   const build = (fee: bigint) => {
     const forwarded = amount - fee - spend.commission;
     if (forwarded < spend.dust) throw new InsufficientAmountError(`deposit ${amount} leaves ${forwarded} after fee ${fee}, below dust ${spend.dust}`);

@@ -58,7 +58,7 @@ export class BitcoinRpc {
  * Bitcoin Core prints amounts as JSON numbers with 8 decimals; a double cannot hold every one of them.
  * Amount keys are turned into strings before parsing so that they reach `toSats` exactly.
  */
-const AMOUNT_KEYS = /("(?:value|amount|fee|feerate|balance|relayfee|incrementalfee|mempoolminfee|minrelaytxfee)"\s*:\s*)(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)/g;
+const AMOUNT_KEYS = /("(?:value|amount|fee|feerate|balance|relayfee|incrementalfee|incrementalrelayfee|mempoolminfee|minrelaytxfee|dustrelayfee|dustrelayfeefloor)"\s*:\s*)(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)/g;
 function amountsAsStrings(text: string): string {
   return text.replace(AMOUNT_KEYS, '$1"$2"');
 }
