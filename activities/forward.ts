@@ -4,8 +4,8 @@ import {
   loadPayment,
   moveResult,
 } from '../src/db/queries/payments';
-import { ForwardCollisionError, discardForwardIf, nonceFloor, restoreForwardPlan, rivalForwards, storeForwardOnce } from '../src/db/queries/forwards';
-import { type Priority } from '../src/domain/assets';
+import { ForwardCollisionError, discardForwardIf, nativeReserved, nonceFloor, restoreForwardPlan, rivalForwards, storeForwardOnce } from '../src/db/queries/forwards';
+import { NETWORKS, type Priority } from '../src/domain/assets';
 import { percentOf } from '../src/domain/money';
 import { logger } from '../src/observability/logger';
 import { forwards } from '../src/observability/metrics';
@@ -123,10 +123,11 @@ export function createForwardActivities(deps: DepositDeps) {
         plan = planFromJson(fresh.payment.forwardRaw);
       } else {
         // Independent readings, side by side: the host's fee tier, the network's cost, the source's reserved nonces.
-        const [feePercent, estimate, floor] = await Promise.all([
+        const [feePercent, estimate, floor, reserved] = await Promise.all([
           chooseFeeFor(deps, config, a),
           adapter.estimateForwardCost(payment.ticker, config.priority as Priority),
           nonceFloor(db, payment.network, config.addressIn),
+          a.type === 'token' ? nativeReserved(db, payment.network, config.addressIn, NETWORKS[a.network].nativeTicker) : undefined,
         ]);
         const value = BigInt(payment.valueBase);
         // The adapter withholds the sponsor cost its plan actually has, converted at this price.
@@ -143,6 +144,7 @@ export function createForwardActivities(deps: DepositDeps) {
             priority: config.priority as Priority,
             commission: percentOf(value, feePercent),
             sponsorPrice,
+            nativeReserved: reserved,
             treasuryAddress: deps.treasuryAddress(payment.network),
             nonceFloor: floor,
           });

@@ -90,6 +90,12 @@ export interface ForwardRequest {
    * only the costs that applied to this forward.
    */
   sponsorPrice?: string;
+  /**
+   * EVM tokens: native coin at address_in that deposits still on record there need (the caller's
+   * ledger). With it, spare ether above it (nothing of the source in flight) pays the forward's gas before
+   * a top-up does; without it, every token forward brings its full top-up.
+   */
+  nativeReserved?: bigint;
   treasuryAddress?: string;
   /**
    * EVM: the lowest nonce this forward may take — one past every stored forward of the same source that
