@@ -171,12 +171,18 @@ describe('errors are told by type and code, never by text that can hold an amoun
     await expect(refusal).rejects.not.toBeInstanceOf(NodeUnavailableError);
   });
 
-  test('a real 503 and 429 from a proxy in front of surfnet, and a refused connection, are NodeUnavailableError', async () => {
+  test('a real 503 and 429 from a proxy in front of surfnet, and a refused connection, are NodeUnavailableError; a node without the priority-fee method means no priority fee', async () => {
     let status = 0;
+    let noFeeMethod = false;
     const proxy = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
+        const call = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: unknown; method: string };
+        if (noFeeMethod && call.method === 'getRecentPrioritizationFees') {
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32601, message: 'Method not found' } }));
+          return;
+        }
         if (status) {
           res.writeHead(status, { 'content-type': 'text/plain' }).end('busy: 500000 lamports, retry after 429000 ms');
           return;
@@ -189,6 +195,10 @@ describe('errors are told by type and code, never by text that can hold an amoun
     const behind = new SolAdapter({ network: 'solana', mode: 'regtest', rpcUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, seed, tokens: {} });
     try {
       expect((await behind.head()).height).toBeGreaterThan(0n);
+      // A provider that does not serve recent prioritization fees: no priority fee, no endless wait.
+      noFeeMethod = true;
+      expect((await behind.estimateForwardCost('sol', 'default')).networkFee).toBe(5000n);
+      noFeeMethod = false;
       for (const code of [503, 429]) {
         status = code;
         const e = await behind.head().catch((x: unknown) => x);

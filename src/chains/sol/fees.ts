@@ -1,4 +1,4 @@
-import { ComputeBudgetProgram, type Connection, type PublicKey, type TransactionInstruction } from '@solana/web3.js';
+import { ComputeBudgetProgram, SolanaJSONRPCError, type Connection, type PublicKey, type TransactionInstruction } from '@solana/web3.js';
 import type { Priority } from '../../domain/assets';
 import { NodeUnavailableError } from '../adapter';
 
@@ -18,6 +18,9 @@ export const SPL_FORWARD_WITH_ACCOUNT_UNITS = 45_000;
 /** SOLANA_PRIORITY_FEE_MAX_MICROLAMPORTS when unset: 1 lamport per compute unit at most. */
 export const DEFAULT_PRIORITY_FEE_MAX_MICROLAMPORTS = 1_000_000n;
 
+/** JSON-RPC 2.0's "method not found". */
+const METHOD_NOT_FOUND = -32601;
+
 /** Which of the recent non-zero prices a forward of each priority matches. */
 const PERCENTILE: Record<Priority, number> = { slow: 50, default: 75, fast: 90 };
 
@@ -27,7 +30,14 @@ const PERCENTILE: Record<Priority, number> = { slow: 50, default: 75, fast: 90 }
  * 0 when recent blocks paid none (a quiet cluster, a local one).
  */
 export async function priorityPrice(connection: Connection, accounts: PublicKey[], priority: Priority, cap: bigint): Promise<bigint> {
-  const recent = await connection.getRecentPrioritizationFees({ lockedWritableAccounts: accounts });
+  let recent: Awaited<ReturnType<Connection['getRecentPrioritizationFees']>>;
+  try {
+    recent = await connection.getRecentPrioritizationFees({ lockedWritableAccounts: accounts });
+  } catch (e) {
+    // A node that does not serve the method at all has no reading to give: the forward pays the base fee.
+    if (e instanceof SolanaJSONRPCError && e.code === METHOD_NOT_FOUND) return 0n;
+    throw e;
+  }
   const paid = recent
     .map((r) => BigInt(r.prioritizationFee))
     .filter((f) => f > 0n)
