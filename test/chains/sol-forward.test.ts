@@ -141,6 +141,17 @@ describe('a commission too small to stay at address_in never blocks a SOL forwar
     }
   });
 
+  test('lamports of another deposit at address_in are never moved with the commission: the forward waits instead', async () => {
+    const d = await depositTo(sol, 106n, amount);
+    await sol.pay(d.recipient, 1_000n); // a second, tiny deposit (below every minimum) to the same address_in
+    const treasury = fresh();
+    await sol.pay(treasury, 1_000_000_000n);
+    const refusal = adapter.prepareForward({ deposit: d, derivationIndex: 106n, addressOut: fresh(), priority: 'default', commission, treasuryAddress: treasury });
+    await expect(refusal).rejects.toBeInstanceOf(NodeUnavailableError);
+    expect(await lamports(d.recipient)).toBe(amount + 1_000n);
+    expect(await lamports(treasury)).toBe(1_000_000_000n);
+  });
+
   test('a commission that is rent-exempt on its own stays at address_in, as before', async () => {
     const big = 200_000_000n;
     const kept = percentOf(big, '1.00');

@@ -93,8 +93,12 @@ export async function prepareSolForward(ctx: SolForwardContext, req: ForwardRequ
   if (left < 0n) throw new NodeUnavailableError('address_in balance does not show the deposit yet');
   let moved: { to: PublicKey; lamports: bigint } | undefined;
   if (left > 0n && left < rentMin) {
-    // Below the minimum, what stays is this commission alone (an account holding more was already exempt).
-    if (left > commission) throw new NodeUnavailableError('address_in balance is not consistent with the deposit');
+    // Below the minimum, what stays is this commission and at most lamports below the minimum themselves
+    // (a deposit under every published minimum). Those are not this deposit's to move: the forward waits,
+    // its reason visible, for the operator.
+    if (left > commission) {
+      throw new NodeUnavailableError(`address_in holds ${left - commission} lamports besides this deposit, below the rent-exempt minimum with its commission; not moving them`);
+    }
     const to = await commissionDestination(ctx, req, left, rentMin);
     if (to) moved = { to, lamports: left };
     else forwarded += left;
