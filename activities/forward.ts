@@ -4,9 +4,9 @@ import {
   loadPayment,
   moveResult,
 } from '../src/db/queries/payments';
-import { ForwardCollisionError, discardForwardIf, nonceFloor, restoreForwardPlan, rivalForwards, storeForwardOnce } from '../src/db/queries/forwards';
-import { ASSETS, NETWORKS, type Priority } from '../src/domain/assets';
-import { convertUnits, percentOf } from '../src/domain/money';
+import { ForwardCollisionError, discardForwardIf, nativeReserved, nonceFloor, restoreForwardPlan, rivalForwards, storeForwardOnce } from '../src/db/queries/forwards';
+import { NETWORKS, type Priority } from '../src/domain/assets';
+import { percentOf } from '../src/domain/money';
 import { logger } from '../src/observability/logger';
 import { forwards } from '../src/observability/metrics';
 import type { DepositDeps } from './deposit';
@@ -123,17 +123,18 @@ export function createForwardActivities(deps: DepositDeps) {
         plan = planFromJson(fresh.payment.forwardRaw);
       } else {
         // Independent readings, side by side: the host's fee tier, the network's cost, the source's reserved nonces.
-        const [feePercent, estimate, floor] = await Promise.all([
+        const [feePercent, estimate, floor, reserved] = await Promise.all([
           chooseFeeFor(deps, config, a),
           adapter.estimateForwardCost(payment.ticker, config.priority as Priority),
           nonceFloor(db, payment.network, config.addressIn),
+          a.type === 'token' ? nativeReserved(db, payment.network, config.addressIn, NETWORKS[a.network].nativeTicker) : undefined,
         ]);
         const value = BigInt(payment.valueBase);
-        let sponsorInAsset = 0n;
+        // The adapter withholds the sponsor cost its plan actually has, converted at this price.
+        let sponsorPrice: string | undefined;
         if (estimate.sponsorCost > 0n) {
-          const price = await priceOfNativeInAsset(deps.prices, a);
-          if (price === undefined) throw new Error('no price to recover the network cost yet; will retry');
-          sponsorInAsset = convertUnits(estimate.sponsorCost, ASSETS[NETWORKS[a.network].nativeTicker].decimals, a.decimals, price);
+          sponsorPrice = await priceOfNativeInAsset(deps.prices, a);
+          if (sponsorPrice === undefined) throw new Error('no price to recover the network cost yet; will retry');
         }
         try {
           plan = await adapter.prepareForward({
@@ -141,7 +142,9 @@ export function createForwardActivities(deps: DepositDeps) {
             derivationIndex: config.derivationIndex,
             addressOut: config.addressOut,
             priority: config.priority as Priority,
-            commission: percentOf(value, feePercent) + sponsorInAsset,
+            commission: percentOf(value, feePercent),
+            sponsorPrice,
+            nativeReserved: reserved,
             treasuryAddress: deps.treasuryAddress(payment.network),
             nonceFloor: floor,
           });

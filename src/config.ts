@@ -104,6 +104,11 @@ const schema = z.object({
     .regex(/^\d{1,3}(\.\d{1,2})?$/, { error: 'MINIMUM_MAX_COST_PERCENT must be a percentage with at most two decimals, e.g. 5 or 2.5' })
     .refine((v) => Number(v) > 0 && Number(v) <= 100, { error: 'MINIMUM_MAX_COST_PERCENT must be above 0 and at most 100' })
     .default('5'),
+  // The highest compute-unit price a Solana forward pays (micro-lamports per unit); it pays the recent price below it.
+  SOLANA_PRIORITY_FEE_MAX_MICROLAMPORTS: z
+    .string()
+    .regex(/^\d{1,15}$/, { error: 'SOLANA_PRIORITY_FEE_MAX_MICROLAMPORTS must be a whole number of micro-lamports' })
+    .default('1000000'),
 });
 
 export type Config = {
@@ -158,6 +163,8 @@ export type Config = {
   minimumRefreshMs: number;
   /** The forwarding cost may be at most this percentage of the minimum (two decimals, e.g. "5.00"). */
   minimumMaxCostPercent: string;
+  /** Cap on a Solana forward's compute-unit price, micro-lamports (SOLANA_PRIORITY_FEE_MAX_MICROLAMPORTS). */
+  solanaPriorityFeeMax: bigint;
 };
 
 export class ConfigError extends Error {
@@ -238,6 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     devnet: c.DEVNET,
     minimumRefreshMs: c.MINIMUM_REFRESH_MS,
     minimumMaxCostPercent: twoDecimals(c.MINIMUM_MAX_COST_PERCENT),
+    solanaPriorityFeeMax: BigInt(c.SOLANA_PRIORITY_FEE_MAX_MICROLAMPORTS),
   };
 }
 

@@ -79,10 +79,23 @@ export interface ForwardRequest {
   addressOut: string;
   priority: Priority;
   /**
-   * Commission the gateway keeps, base units of the deposit's asset. Account chains leave it at
-   * address_in; UTXO chains need `treasuryAddress` for it (or it must be 0).
+   * Commission the gateway keeps (the percent part), base units of the deposit's asset. Account chains
+   * leave it at address_in (Solana moves one too small to stay there); UTXO chains need
+   * `treasuryAddress` for it (or it must be 0).
    */
   commission?: bigint;
+  /**
+   * Units of the deposit's asset per 1 unit of the network's native coin (priceOfNativeInAsset). With it,
+   * the adapter also withholds the plan's actual sponsorCost converted into the asset (convertUnits):
+   * only the costs that applied to this forward.
+   */
+  sponsorPrice?: string;
+  /**
+   * EVM tokens: native coin at address_in that deposits still on record there need (the caller's
+   * ledger). With it, spare ether above it (nothing of the source in flight) pays the forward's gas before
+   * a top-up does; without it, every token forward brings its full top-up.
+   */
+  nativeReserved?: bigint;
   treasuryAddress?: string;
   /**
    * EVM: the lowest nonce this forward may take — one past every stored forward of the same source that
@@ -128,7 +141,10 @@ export interface ForwardCostEstimate {
   networkFee: bigint;
   /** Paid by the gateway in the native coin (tokens). */
   sponsorCost: bigint;
-  /** the smallest amount the chain accepts at address_out, base units of the asset: Solana the rent exemption of an empty account; UTXO the node's dust threshold for the payout output; 0/absent when none */
+  /**
+   * The smallest amount the chain accepts at address_out, base units of the asset: Solana the rent
+   * exemption of an empty account; UTXO the node's dust threshold for the payout output; 0/absent when none.
+   */
   payoutFloor?: bigint;
 }
 

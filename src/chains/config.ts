@@ -12,6 +12,8 @@ export interface NetworkRuntime {
   contracts: Record<string, string>;
   /** EVM: the most JSON-RPC calls sent in one HTTP request (`{NETWORK}_RPC_BATCH`; 1: each alone). */
   rpcBatch?: number;
+  /** Solana: cap on a forward's compute-unit price, micro-lamports (the gateway's SOLANA_PRIORITY_FEE_MAX_MICROLAMPORTS). */
+  priorityFeeMax?: bigint;
 }
 
 /** `{NETWORK}_RPC_BATCH` when unset: calls made together go as one JSON-RPC batch of at most this many. */

@@ -35,7 +35,7 @@ export async function createAdapter(networkId: string, runtime: NetworkRuntime, 
     case 'utxo':
       return new UtxoAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, seed });
     case 'sol':
-      return new SolAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, seed, tokens });
+      return new SolAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, seed, tokens, priorityFeeMax: runtime.priorityFeeMax });
   }
 }
 

@@ -97,7 +97,7 @@ export function buildServices(cfg: Config, database: Database, env: NodeJS.Proce
     if (!a) {
       const runtime = chains[network];
       if (!runtime) return Promise.reject(new Error(`network ${network} is not configured`));
-      a = createAdapter(network, runtime, seed, database.withLock);
+      a = createAdapter(network, { ...runtime, priorityFeeMax: cfg.solanaPriorityFeeMax }, seed, database.withLock);
       // A failed construction (node down at start) is retried on the next call, not cached.
       a.catch(() => adapters.delete(network));
       adapters.set(network, a);

@@ -16,8 +16,8 @@ export interface TopupIo {
  * nothing to wait for). Only the forward's bytes are sacred (they move the merchant's money); the top-up
  * is fungible ether from the gas tank. So when the tank's nonce moved on since the plan was signed, the
  * same top-up is signed again at the tank's current nonce, recorded, and sent, all under the tank's
- * lock. Ether already at address_in is never taken for this forward's gas: it may be an earlier
- * forward's, still in the mempool.
+ * lock. The top-up's value was fixed when the plan was signed (forward.ts: spare ether at address_in
+ * counted only when nothing of the source was in flight).
  */
 export async function ensureTopup(io: TopupIo, plan: ForwardPlan): Promise<string | undefined> {
   const { provider, tank } = io;

@@ -1,9 +1,8 @@
-import { Connection, Keypair, SendTransactionError } from '@solana/web3.js';
+import { Keypair, SendTransactionError, type Connection } from '@solana/web3.js';
 import { ASSETS, NETWORKS, type Priority } from '../../domain/assets';
 import {
   BroadcastRejectedError,
   InvalidRequestError,
-  NodeUnavailableError,
   type ChainAdapter,
   type Confirmations,
   type Cursor,
@@ -20,7 +19,17 @@ import type { ChainMode } from '../config';
 import type { HdSeed } from '../keys';
 import { solFeePayerSeed } from '../sponsor';
 import { ACCOUNT_SIZE } from '@solana/spl-token';
-import { LAMPORTS_PER_SIGNATURE, prepareSolForward, prepareSplForward, recentBlockhashOf, sourceOf } from './forward';
+import {
+  DEFAULT_PRIORITY_FEE_MAX_MICROLAMPORTS,
+  LAMPORTS_PER_SIGNATURE,
+  SOL_FORWARD_UNITS,
+  SPL_FORWARD_WITH_ACCOUNT_UNITS,
+  priorityFeeLamports,
+  priorityPrice,
+  rentExemptMinimum,
+} from './fees';
+import { prepareSolForward, prepareSplForward, recentBlockhashOf, sourceOf } from './forward';
+import { classifySolError, solConnection } from './rpc';
 import { depositsOfTx, type BlockTx } from './scan';
 
 export interface SolAdapterOptions {
@@ -30,6 +39,8 @@ export interface SolAdapterOptions {
   seed: HdSeed;
   /** ticker → SPL mint of the configured tokens. */
   tokens: Record<string, string>;
+  /** Cap on a forward's compute-unit price, micro-lamports (SOLANA_PRIORITY_FEE_MAX_MICROLAMPORTS). */
+  priorityFeeMax?: bigint;
 }
 
 /**
@@ -45,7 +56,7 @@ export class SolAdapter implements ChainAdapter {
   constructor(private readonly opts: SolAdapterOptions) {
     this.network = opts.network;
     this.nativeTicker = NETWORKS[opts.network].nativeTicker;
-    this.connection = new Connection(opts.rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+    this.connection = solConnection(opts.rpcUrl);
     for (const [ticker, mint] of Object.entries(opts.tokens)) this.mints.set(mint, ticker);
   }
 
@@ -124,12 +135,24 @@ export class SolAdapter implements ChainAdapter {
     return { status: 'reorged', confirmations: 0, observedAt: BigInt(slot) };
   }
 
-  async estimateForwardCost(ticker: string, _priority: Priority): Promise<ForwardCostEstimate> {
+  /**
+   * The priority fee at the cluster's recent prices (no account named: the cluster's own). SOL: the payout
+   * floor is an empty account's rent exemption (a new address_out takes no less). SPL, the worst case: the
+   * merchant's token account does not exist yet.
+   */
+  async estimateForwardCost(ticker: string, priority: Priority): Promise<ForwardCostEstimate> {
     const a = this.asset(ticker);
-    if (a.type === 'native') return { networkFee: LAMPORTS_PER_SIGNATURE, sponsorCost: 0n };
-    // Worst case: the merchant's token account does not exist yet.
-    const rent = BigInt(await this.call(() => this.connection.getMinimumBalanceForRentExemption(ACCOUNT_SIZE)));
-    return { networkFee: 0n, sponsorCost: 2n * LAMPORTS_PER_SIGNATURE + rent };
+    const price = await this.call(() => priorityPrice(this.connection, [], priority, this.priorityFeeMax));
+    if (a.type === 'native') {
+      const payoutFloor = await this.call(() => rentExemptMinimum(this.connection, 0));
+      return { networkFee: LAMPORTS_PER_SIGNATURE + priorityFeeLamports(SOL_FORWARD_UNITS, price), sponsorCost: 0n, payoutFloor };
+    }
+    const rent = await this.call(() => rentExemptMinimum(this.connection, ACCOUNT_SIZE));
+    return { networkFee: 0n, sponsorCost: 2n * LAMPORTS_PER_SIGNATURE + priorityFeeLamports(SPL_FORWARD_WITH_ACCOUNT_UNITS, price) + rent };
+  }
+
+  private get priorityFeeMax(): bigint {
+    return this.opts.priorityFeeMax ?? DEFAULT_PRIORITY_FEE_MAX_MICROLAMPORTS;
   }
 
   async prepareForward(req: ForwardRequest): Promise<ForwardPlan> {
@@ -137,7 +160,7 @@ export class SolAdapter implements ChainAdapter {
     if (!this.validateAddress(req.addressOut)) throw new InvalidRequestError(`not a Solana address: ${req.addressOut}`);
     const source = deriveSolKeypair(this.opts.seed, this.network, this.opts.mode, req.derivationIndex).keypair;
     if (source.publicKey.toBase58() !== req.deposit.recipient) throw new InvalidRequestError('derivation index does not own the deposit address');
-    const ctx = { connection: this.connection, network: this.network, source, feePayer: this.feePayer() };
+    const ctx = { connection: this.connection, network: this.network, source, feePayer: this.feePayer(), priorityFeeMax: this.priorityFeeMax };
     return this.call(() => (a.type === 'native' ? prepareSolForward(ctx, req) : prepareSplForward(ctx, this.opts.tokens[a.ticker], req)));
   }
 
@@ -148,10 +171,11 @@ export class SolAdapter implements ChainAdapter {
       try {
         await this.connection.sendRawTransaction(Buffer.from(tx.raw, 'hex'), { skipPreflight: false, preflightCommitment: 'confirmed', maxRetries: 5 });
       } catch (e) {
-        const msg = String((e as Error).message).toLowerCase();
-        if (msg.includes('already been processed') || msg.includes('alreadyprocessed')) continue;
-        if (e instanceof SendTransactionError) throw new BroadcastRejectedError(`${tx.txid} rejected: ${(e as Error).message}`, { cause: e });
-        throw new NodeUnavailableError(String((e as Error).message), { cause: e });
+        if (!(e instanceof SendTransactionError)) throw classifySolError(e);
+        // "Already processed" is a refusal too: the status cache, asked again, tells it by the txid.
+        const again = await this.call(() => this.connection.getSignatureStatuses([tx.txid], { searchTransactionHistory: true }));
+        if (again.value[0]) continue;
+        throw new BroadcastRejectedError(`${tx.txid} rejected: ${e.message}`, { cause: e });
       }
     }
   }
@@ -200,10 +224,7 @@ export class SolAdapter implements ChainAdapter {
     try {
       return await fn();
     } catch (e) {
-      if (e instanceof SendTransactionError || e instanceof InvalidRequestError) throw e;
-      const msg = String((e as Error).message);
-      if (/fetch failed|ECONNREFUSED|socket|timed out|429|50\d/i.test(msg)) throw new NodeUnavailableError(msg, { cause: e });
-      throw e;
+      throw classifySolError(e);
     }
   }
 }

@@ -1,7 +1,7 @@
-import { and, eq, isNotNull, isNull, max, ne, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull, isNull, max, ne, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { $, oncePerDb, preparedStatement, rowsOf } from '../prepared';
-import { forwardTxs, payments } from '../schema';
+import { forwardTxs, paymentConfigs, payments } from '../schema';
 
 // The ledger of signed forwards (forward_txs) beside each payment's stored plan: one owner per txid, one live
 // forward per source and nonce.
@@ -161,4 +161,17 @@ export async function discardForwardIf(db: Db, uuid: string, txidOut: string): P
     await tx.update(forwardTxs).set({ discardedAt: new Date() }).where(eq(forwardTxs.txid, txidOut));
     return true;
   });
+}
+
+/**
+ * The native coin at `addressIn` that deposits on record there still need: every payment of the native
+ * ticker there not yet sent on (pending, processing, failed: a failed deposit waits for the operator).
+ */
+export async function nativeReserved(db: Db, network: string, addressIn: string, nativeTicker: string): Promise<bigint> {
+  const [row] = await db
+    .select({ total: sql<string | null>`sum(${payments.valueBase})` })
+    .from(payments)
+    .innerJoin(paymentConfigs, eq(paymentConfigs.id, payments.configId))
+    .where(and(eq(payments.network, network), eq(payments.ticker, nativeTicker), eq(paymentConfigs.addressIn, addressIn), inArray(payments.result, ['pending', 'processing', 'failed'])));
+  return BigInt(row?.total ?? 0);
 }
