@@ -134,6 +134,8 @@ async function check(deps: PublicDeps, raw: unknown, v: AssetView): Promise<Chec
   return { input, outCanonical: outCanonical! };
 }
 
+const CALLBACK_OF_ANOTHER_PAYOUT = 'The callback URL is registered with another payout address.';
+
 /** Forwarding into one of the gateway's own deposit addresses would loop payments through it. */
 const OUT_IS_DEPOSIT = 'Must not be a deposit address of this gateway.';
 
@@ -172,6 +174,11 @@ async function create(deps: PublicDeps, creates: CreateBatcher, ticker: string, 
   if (!config) throw new Error('payment configuration vanished after a callback_url conflict');
   if (config.family !== checked.input.family) {
     throw new GatewayError(1202, `This callback URL already belongs to the ${config.family} address family. Use a new callback URL.`);
+  }
+  // A callback URL belongs to one payout (DESIGN 15): whoever knows a shop's callback URL, or an alias of it,
+  // gets no configuration of it with a payout of their own, nor sees the shop's.
+  if (!created && canonicalIfValid(v.network.id, v.runtime!.mode, config.addressOut) !== checked.outCanonical) {
+    throw new GatewayError(1001, undefined, { ...newFieldErrors(), address_out: [CALLBACK_OF_ANOTHER_PAYOUT] });
   }
   // The configuration now takes deposits of this asset too (the watcher matches on it); one made here already does.
   if (!created) await acceptTicker(deps.db, config.id, v.asset.ticker);
@@ -217,8 +224,10 @@ export function registerCreateOpenApi(registry: OpenAPIRegistry): void {
     ...errorResponses([1001, 1101, 1102, 1103, 1202]),
   };
   const description =
-    'Creates the payment configuration of a callback URL, or returns the stored, immutable one when the URL is already ' +
-    'known in the same address family (1202 for another family). Parameters by GET query, POST form or POST JSON.';
+    'Creates the payment configuration of a callback URL, or returns the stored, immutable one when the URL (or a spelling ' +
+    'of it whose callbacks are the same on the wire: host case, default port, dot segments, fragment, empty query pairs) ' +
+    'is already known in the same address family with the same address_out. Another address_out is refused with 1001 ' +
+    '(errors.address_out), another family with 1202. Parameters by GET query, POST form or POST JSON.';
   for (const [path, params] of [
     ['/api/{ticker}/create', TickerParams],
     ['/api/{chain}/{token}/create', ChainTokenParams],
