@@ -1,6 +1,7 @@
 import express, { type Express, type RequestHandler, type Router } from 'express';
 import { errorHandler, notFound, type LogFn } from './errors';
 import { refuseOptions } from './request-errors';
+import { closeUnread } from './server';
 import { describeError } from '../src/observability/redact';
 import { statusRoutes } from './routes/status';
 
@@ -19,6 +20,7 @@ export function createApp(deps: AppDeps = {}): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  app.use(closeUnread);
   for (const m of deps.before ?? []) app.use(m);
   app.use(refuseOptions);
   // Registered on the application's own router: a route group mounted with use() costs every request a nested

@@ -1,4 +1,4 @@
-import express, { Router, type Request } from 'express';
+import { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { canonicalIfValid } from '../../src/chains/addresses';
@@ -11,14 +11,15 @@ import { GatewayError, type FieldErrors } from '../../src/domain/errors';
 import { formatUnits } from '../../src/domain/money';
 import { routeAsset } from '../asset-cache';
 import { confirmationsRequired, type AssetView } from '../assets';
+import { createBody } from '../body';
 import { CreateBatcher } from '../create-batch';
+import { parseParams } from '../params';
 import type { PublicDeps } from '../deps';
 import { ChainTokenParams, DecimalString, TickerParams, errorResponses, fieldErrors, newFieldErrors } from '../schemas';
 import { callbackUrlProblems, CALLBACK_URL_MAX } from '../validation/callback-url';
 
 /** SPEC 4.6: create (or find) the payment configuration of a callback URL. */
 
-export const BODY_LIMIT = '16kb';
 const ADDRESS_OUT_MAX = 500;
 
 const flag = (description: string) =>
@@ -66,14 +67,11 @@ export const CreateResponse = z
   })
   .meta({ id: 'PaymentConfiguration' });
 
+/** The parameters of a GET query, or the body POST create read (api/body.ts): the query and a form by one rule. */
 function readParams(req: Request): unknown {
-  if (req.method === 'GET') return { ...(req.query as object) };
-  if (!req.is('application/json') && !req.is('application/x-www-form-urlencoded')) {
-    throw new GatewayError(1001, 'POST create takes an application/json or application/x-www-form-urlencoded body.', {
-      body: ['Unsupported content type.'],
-    });
-  }
-  return req.body;
+  if (req.method !== 'GET') return req.body;
+  const q = req.url.indexOf('?');
+  return parseParams(q < 0 ? '' : req.url.slice(q + 1), 'query');
 }
 
 /** What a valid request asks for: a new configuration's fields. */
@@ -197,10 +195,6 @@ async function create(deps: PublicDeps, creates: CreateBatcher, ticker: string, 
 
 export function createRoutes(deps: PublicDeps, r: Router = Router()): Router {
   const creates = new CreateBatcher(deps.db);
-  const bodies = [
-    express.json({ limit: BODY_LIMIT, strict: true }),
-    express.urlencoded({ extended: false, limit: BODY_LIMIT, parameterLimit: 50 }),
-  ];
   // HEAD would run the GET handler and create a configuration without showing it: not a create method.
   r.head(['/api/:ticker/create', '/api/:chain/:token/create'], (_req, _res, next) => next('router'));
   r.get('/api/:ticker/create', async (req, res) => {
@@ -209,10 +203,10 @@ export function createRoutes(deps: PublicDeps, r: Router = Router()): Router {
   r.get('/api/:chain/:token/create', async (req, res) => {
     res.json(await create(deps, creates, tickerFromPath(req.params.chain, req.params.token), req));
   });
-  r.post('/api/:ticker/create', ...bodies, async (req, res) => {
+  r.post('/api/:ticker/create', createBody, async (req, res) => {
     res.json(await create(deps, creates, tickerFromPath(req.params.ticker), req));
   });
-  r.post('/api/:chain/:token/create', ...bodies, async (req, res) => {
+  r.post('/api/:chain/:token/create', createBody, async (req, res) => {
     res.json(await create(deps, creates, tickerFromPath(req.params.chain, req.params.token), req));
   });
   return r;

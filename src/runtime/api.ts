@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { createApp } from '../../api/app';
+import { createApiServer } from '../../api/server';
 import { publicRoutes } from '../../api/routes';
 import { AssetStateCache } from '../../api/asset-cache';
 import { LOGS_CHANNEL, LogsCache } from '../../api/logs-cache';
@@ -32,7 +33,7 @@ export async function startApiRuntime(services: ApiServices, opts: { port?: numb
     }, r)],
     log: (msg, err) => logger.error({ err: describeError(err) }, msg),
   });
-  const server = http.createServer(app);
+  const server = createApiServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? cfg.port, cfg.host, () => resolve());

@@ -1,6 +1,6 @@
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../api/app';
+import { createApiServer } from '../../api/server';
 import { publicRoutes } from '../../api/routes';
 import type { PublicDeps } from '../../api/deps';
 import type { ChainMode, ChainRuntimeConfig } from '../../src/chains/config';
@@ -40,7 +40,7 @@ export async function startApi(over: Partial<Omit<PublicDeps, 'db'>> = {}) {
   };
   // The routes read deps on every request, so tests may swap fields of this object.
   const logged: unknown[] = [];
-  const server = http.createServer(createApp({ routes: [(r) => publicRoutes(deps, r)], log: (_m, e) => logged.push(e) }));
+  const server = createApiServer(createApp({ routes: [(r) => publicRoutes(deps, r)], log: (_m, e) => logged.push(e) }));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
