@@ -14,12 +14,15 @@ export interface AppDeps {
   routes?: Array<(r: Router) => unknown>;
   /** Middleware run before every route (request metrics). */
   before?: RequestHandler[];
+  /** Express's `trust proxy` (TRUST_PROXY): whose X-Forwarded-For names the client; unset trusts none. */
+  trustProxy?: number | string;
 }
 
 export function createApp(deps: AppDeps = {}): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  if (deps.trustProxy !== undefined) app.set('trust proxy', deps.trustProxy);
   app.use(closeUnread);
   for (const m of deps.before ?? []) app.use(m);
   app.use(refuseOptions);

@@ -13,6 +13,7 @@ import { routeAsset } from '../asset-cache';
 import { confirmationsRequired, type AssetView } from '../assets';
 import { createBody } from '../body';
 import { CreateBatcher } from '../create-batch';
+import { createRateLimit } from '../rate-limit';
 import { parseParams } from '../params';
 import type { PublicDeps } from '../deps';
 import { ChainTokenParams, DecimalString, TickerParams, errorResponses, fieldErrors, newFieldErrors } from '../schemas';
@@ -195,18 +196,20 @@ async function create(deps: PublicDeps, creates: CreateBatcher, ticker: string, 
 
 export function createRoutes(deps: PublicDeps, r: Router = Router()): Router {
   const creates = new CreateBatcher(deps.db);
+  // After the body (at most 16 kB) is read, so that a refused client keeps its connection for its retry.
+  const limit = createRateLimit(deps.config.createRateLimit);
   // HEAD would run the GET handler and create a configuration without showing it: not a create method.
   r.head(['/api/:ticker/create', '/api/:chain/:token/create'], (_req, _res, next) => next('router'));
-  r.get('/api/:ticker/create', async (req, res) => {
+  r.get('/api/:ticker/create', limit, async (req, res) => {
     res.json(await create(deps, creates, tickerFromPath(req.params.ticker), req));
   });
-  r.get('/api/:chain/:token/create', async (req, res) => {
+  r.get('/api/:chain/:token/create', limit, async (req, res) => {
     res.json(await create(deps, creates, tickerFromPath(req.params.chain, req.params.token), req));
   });
-  r.post('/api/:ticker/create', createBody, async (req, res) => {
+  r.post('/api/:ticker/create', createBody, limit, async (req, res) => {
     res.json(await create(deps, creates, tickerFromPath(req.params.ticker), req));
   });
-  r.post('/api/:chain/:token/create', createBody, async (req, res) => {
+  r.post('/api/:chain/:token/create', createBody, limit, async (req, res) => {
     res.json(await create(deps, creates, tickerFromPath(req.params.chain, req.params.token), req));
   });
   return r;
@@ -215,13 +218,14 @@ export function createRoutes(deps: PublicDeps, r: Router = Router()): Router {
 export function registerCreateOpenApi(registry: OpenAPIRegistry): void {
   const responses = {
     200: { description: 'The payment configuration (new, or the stored one of this callback URL)', content: { 'application/json': { schema: CreateResponse } } },
-    ...errorResponses([1001, 1101, 1102, 1103, 1202]),
+    ...errorResponses([1001, 1003, 1101, 1102, 1103, 1202]),
   };
   const description =
     'Creates the payment configuration of a callback URL, or returns the stored, immutable one when the URL (or a spelling ' +
     'of it whose callbacks are the same on the wire: host case, default port, dot segments, fragment, empty query pairs) ' +
     'is already known in the same address family with the same address_out. Another address_out is refused with 1001 ' +
-    '(errors.address_out), another family with 1202. Parameters by GET query, POST form or POST JSON.';
+    '(errors.address_out), another family with 1202. Parameters by GET query, POST form or POST JSON. Each client may ' +
+    'create CREATE_RATE_LIMIT times a minute (operator setting, 120 by default); past it 429 1003 with Retry-After.';
   for (const [path, params] of [
     ['/api/{ticker}/create', TickerParams],
     ['/api/{chain}/{token}/create', ChainTokenParams],

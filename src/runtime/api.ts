@@ -32,6 +32,7 @@ export async function startApiRuntime(services: ApiServices, opts: { port?: numb
       logsCache,
     }, r)],
     log: (msg, err) => logger.error({ err: describeError(err) }, msg),
+    trustProxy: cfg.trustProxy,
   });
   const server = createApiServer(app);
   await new Promise<void>((resolve, reject) => {
