@@ -4,6 +4,7 @@ import zlib from 'node:zlib';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../src/domain/errors';
 import { parseParams } from './params';
+import { newFieldErrors } from './schemas';
 
 /** The largest create body, on the wire and decoded alike (SPEC 4.6's parameters fit many times over). */
 export const BODY_LIMIT = 16 * 1024;
@@ -90,6 +91,34 @@ function readLimited(req: IncomingMessage): Promise<Buffer> {
 }
 
 /**
+ * The first name a JSON object body gives twice, at its top level: JSON.parse keeps the last silently, where
+ * a query or a form with a name twice is refused (api/params.ts), so the JSON transport refuses it too.
+ */
+export function repeatedJsonName(text: string): string | undefined {
+  const seen = new Set<string>();
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') depth--;
+    else if (c === '"') {
+      let end = i + 1;
+      while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      // A string at the top object's level followed by ':' is one of its names (the text is valid JSON).
+      let after = end + 1;
+      while (after < text.length && ' \t\n\r'.includes(text[after])) after++;
+      if (depth === 1 && text[after] === ':') {
+        const name = JSON.parse(text.slice(i, end + 1)) as string;
+        if (seen.has(name)) return name;
+        seen.add(name);
+      }
+      i = end;
+    }
+  }
+  return undefined;
+}
+
+/**
  * POST create's body (JSON or form) as req.body, read under BODY_LIMIT; the form parsed by the same rule as
  * a GET query (api/params.ts). Any refusal is the spec's 1001.
  */
@@ -109,6 +138,8 @@ export function createBody<P>(req: Request<P>, _res: Response, next: NextFunctio
       } catch {
         throw new GatewayError(1001, 'The request body is not valid JSON.', { body: ['Malformed JSON.'] });
       }
+      const twice = repeatedJsonName(text);
+      if (twice !== undefined) throw new GatewayError(1001, undefined, { ...newFieldErrors(), [twice.slice(0, 100)]: ['Must be given once.'] });
     },
   ).then(() => next(), next);
 }
