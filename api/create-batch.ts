@@ -1,3 +1,4 @@
+import { callbackWireKey } from '../src/callbacks/transport';
 import type { Db } from '../src/db/client';
 import { createConfig, createConfigs, type AddressSource, type BatchedCreate, type CreateOutcome } from '../src/db/queries/create-config';
 import type { NewPaymentConfig } from '../src/db/queries/configs';
@@ -8,7 +9,7 @@ import { describeError } from '../src/observability/redact';
  * Creates of derived addresses grouped into shared statements while others run (SPEC 4.6 unchanged for each).
  * A create that finds fewer than `statements` create statements running runs alone, at once; under load the
  * creates that arrive meanwhile wait for the next free statement and go together (one source and family, at
- * most `batch`, distinct callback URLs), each answered as if it had run alone (createConfigs). A batch that
+ * most `batch`, distinct callback wire keys), each answered as if it had run alone (createConfigs). A batch that
  * fails runs each of its creates alone, so each gets its own answer or error. The Solana pool's creates
  * always run alone.
  *
@@ -64,17 +65,18 @@ export class CreateBatcher {
     }
   }
 
-  /** Up to `batch` creates of the queue that has waited longest (Map order), with distinct callback URLs. */
+  /** Up to `batch` creates of the queue that has waited longest (Map order), with distinct callback wire keys (aliases apart). */
   private take(): Waiting[] | undefined {
     const first = this.queues.entries().next();
     if (first.done) return undefined;
     const [key, queue] = first.value;
-    const urls = new Set<string>();
+    const keys = new Set<string>();
     const batch: Waiting[] = [];
     const rest: Waiting[] = [];
     for (const w of queue) {
-      if (batch.length < this.opts.batch && !urls.has(w.input.callbackUrl)) {
-        urls.add(w.input.callbackUrl);
+      const key = callbackWireKey(w.input.callbackUrl);
+      if (batch.length < this.opts.batch && !keys.has(key)) {
+        keys.add(key);
         batch.push(w);
       } else rest.push(w);
     }

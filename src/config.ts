@@ -91,7 +91,12 @@ const schema = z.object({
   // PostgreSQL, a saturated worker must not starve them: the server gives the recording of a workflow task's
   // start 1 s, and a start recorded later is lost until the task's timeout (ops/temporal/config.yaml).
   WORKER_NICE: integer('WORKER_NICE', 0, 19).default(10),
-  ADDRESS_POOL_SIZE: integer('ADDRESS_POOL_SIZE', 1, 100_000).default(100),
+  ADDRESS_POOL_SIZE: integer('ADDRESS_POOL_SIZE', 1, 100_000).default(1000),
+  // Creates one client may make per minute (a bucket of that many, refilled at that rate); 0 turns the limit off.
+  CREATE_RATE_LIMIT: integer('CREATE_RATE_LIMIT', 0, 1_000_000).default(120),
+  // Express's `trust proxy`: which proxies' X-Forwarded-For names the client (a hop count, or addresses and
+  // subnets such as `loopback, 10.0.0.0/8`). Unset: the connection's own address is the client.
+  TRUST_PROXY: z.string().max(1000).optional(),
   DEVNET: envBool('DEVNET').optional(),
   PRICE_SOURCE_URL: z
     .string()
@@ -157,6 +162,10 @@ export type Config = {
   workerNice: number;
   /** Free pre-derived Solana deposit addresses the worker keeps for the API (no public derivation there). */
   addressPoolSize: number;
+  /** Creates per minute per client (0: no limit). */
+  createRateLimit: number;
+  /** Express's `trust proxy` value: a hop count, or a list of trusted proxy addresses; undefined trusts none. */
+  trustProxy: number | string | undefined;
   /** npm start runs local chains (anvil, surfnet, litecoind); default: when no {NETWORK}_RPC_URL is set. */
   devnet: boolean | undefined;
   /** How often the `minimum-refresh` Temporal schedule recomputes every served asset's minimum. */
@@ -242,6 +251,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     forwardWatchMs: c.FORWARD_WATCH_MS,
     workerNice: c.WORKER_NICE,
     addressPoolSize: c.ADDRESS_POOL_SIZE,
+    createRateLimit: c.CREATE_RATE_LIMIT,
+    trustProxy: c.TRUST_PROXY === undefined ? undefined : /^\d+$/.test(c.TRUST_PROXY.trim()) ? Number(c.TRUST_PROXY) : c.TRUST_PROXY,
     devnet: c.DEVNET,
     minimumRefreshMs: c.MINIMUM_REFRESH_MS,
     minimumMaxCostPercent: twoDecimals(c.MINIMUM_MAX_COST_PERCENT),

@@ -1,4 +1,4 @@
-import express, { Router, type Request } from 'express';
+import { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { canonicalIfValid } from '../../src/chains/addresses';
@@ -11,14 +11,16 @@ import { GatewayError, type FieldErrors } from '../../src/domain/errors';
 import { formatUnits } from '../../src/domain/money';
 import { routeAsset } from '../asset-cache';
 import { confirmationsRequired, type AssetView } from '../assets';
+import { createBody } from '../body';
 import { CreateBatcher } from '../create-batch';
+import { createRateLimit } from '../rate-limit';
+import { parseParams } from '../params';
 import type { PublicDeps } from '../deps';
 import { ChainTokenParams, DecimalString, TickerParams, errorResponses, fieldErrors, newFieldErrors } from '../schemas';
 import { callbackUrlProblems, CALLBACK_URL_MAX } from '../validation/callback-url';
 
 /** SPEC 4.6: create (or find) the payment configuration of a callback URL. */
 
-export const BODY_LIMIT = '16kb';
 const ADDRESS_OUT_MAX = 500;
 
 const flag = (description: string) =>
@@ -66,14 +68,11 @@ export const CreateResponse = z
   })
   .meta({ id: 'PaymentConfiguration' });
 
+/** The parameters of a GET query, or the body POST create read (api/body.ts): the query and a form by one rule. */
 function readParams(req: Request): unknown {
-  if (req.method === 'GET') return { ...(req.query as object) };
-  if (!req.is('application/json') && !req.is('application/x-www-form-urlencoded')) {
-    throw new GatewayError(1001, 'POST create takes an application/json or application/x-www-form-urlencoded body.', {
-      body: ['Unsupported content type.'],
-    });
-  }
-  return req.body;
+  if (req.method !== 'GET') return req.body;
+  const q = req.url.indexOf('?');
+  return parseParams(q < 0 ? '' : req.url.slice(q + 1), 'query');
 }
 
 /** What a valid request asks for: a new configuration's fields. */
@@ -134,6 +133,8 @@ async function check(deps: PublicDeps, raw: unknown, v: AssetView): Promise<Chec
   return { input, outCanonical: outCanonical! };
 }
 
+const CALLBACK_OF_ANOTHER_PAYOUT = 'The callback URL is registered with another payout address.';
+
 /** Forwarding into one of the gateway's own deposit addresses would loop payments through it. */
 const OUT_IS_DEPOSIT = 'Must not be a deposit address of this gateway.';
 
@@ -173,6 +174,11 @@ async function create(deps: PublicDeps, creates: CreateBatcher, ticker: string, 
   if (config.family !== checked.input.family) {
     throw new GatewayError(1202, `This callback URL already belongs to the ${config.family} address family. Use a new callback URL.`);
   }
+  // A callback URL belongs to one payout (DESIGN 15): whoever knows a shop's callback URL, or an alias of it,
+  // gets no configuration of it with a payout of their own, nor sees the shop's.
+  if (!created && canonicalIfValid(v.network.id, v.runtime!.mode, config.addressOut) !== checked.outCanonical) {
+    throw new GatewayError(1001, undefined, { ...newFieldErrors(), address_out: [CALLBACK_OF_ANOTHER_PAYOUT] });
+  }
   // The configuration now takes deposits of this asset too (the watcher matches on it); one made here already does.
   if (!created) await acceptTicker(deps.db, config.id, v.asset.ticker);
   // Another asset of the same family reuses the configuration; its minimum is that asset's, taken now.
@@ -190,22 +196,20 @@ async function create(deps: PublicDeps, creates: CreateBatcher, ticker: string, 
 
 export function createRoutes(deps: PublicDeps, r: Router = Router()): Router {
   const creates = new CreateBatcher(deps.db);
-  const bodies = [
-    express.json({ limit: BODY_LIMIT, strict: true }),
-    express.urlencoded({ extended: false, limit: BODY_LIMIT, parameterLimit: 50 }),
-  ];
+  // After the body (at most 16 kB) is read, so that a refused client keeps its connection for its retry.
+  const limit = createRateLimit(deps.config.createRateLimit);
   // HEAD would run the GET handler and create a configuration without showing it: not a create method.
   r.head(['/api/:ticker/create', '/api/:chain/:token/create'], (_req, _res, next) => next('router'));
-  r.get('/api/:ticker/create', async (req, res) => {
+  r.get('/api/:ticker/create', limit, async (req, res) => {
     res.json(await create(deps, creates, tickerFromPath(req.params.ticker), req));
   });
-  r.get('/api/:chain/:token/create', async (req, res) => {
+  r.get('/api/:chain/:token/create', limit, async (req, res) => {
     res.json(await create(deps, creates, tickerFromPath(req.params.chain, req.params.token), req));
   });
-  r.post('/api/:ticker/create', ...bodies, async (req, res) => {
+  r.post('/api/:ticker/create', createBody, limit, async (req, res) => {
     res.json(await create(deps, creates, tickerFromPath(req.params.ticker), req));
   });
-  r.post('/api/:chain/:token/create', ...bodies, async (req, res) => {
+  r.post('/api/:chain/:token/create', createBody, limit, async (req, res) => {
     res.json(await create(deps, creates, tickerFromPath(req.params.chain, req.params.token), req));
   });
   return r;
@@ -214,11 +218,14 @@ export function createRoutes(deps: PublicDeps, r: Router = Router()): Router {
 export function registerCreateOpenApi(registry: OpenAPIRegistry): void {
   const responses = {
     200: { description: 'The payment configuration (new, or the stored one of this callback URL)', content: { 'application/json': { schema: CreateResponse } } },
-    ...errorResponses([1001, 1101, 1102, 1103, 1202]),
+    ...errorResponses([1001, 1003, 1101, 1102, 1103, 1202]),
   };
   const description =
-    'Creates the payment configuration of a callback URL, or returns the stored, immutable one when the URL is already ' +
-    'known in the same address family (1202 for another family). Parameters by GET query, POST form or POST JSON.';
+    'Creates the payment configuration of a callback URL, or returns the stored, immutable one when the URL (or a spelling ' +
+    'of it whose callbacks are the same on the wire: host case, default port, dot segments, fragment, empty query pairs) ' +
+    'is already known in the same address family with the same address_out. Another address_out is refused with 1001 ' +
+    '(errors.address_out), another family with 1202. Parameters by GET query, POST form or POST JSON. Each client may ' +
+    'create CREATE_RATE_LIMIT times a minute (operator setting, 120 by default); past it 429 1003 with Retry-After.';
   for (const [path, params] of [
     ['/api/{ticker}/create', TickerParams],
     ['/api/{chain}/{token}/create', ChainTokenParams],

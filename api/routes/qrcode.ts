@@ -121,6 +121,18 @@ async function depositAddress(db: Db, v: AssetView, address: string): Promise<st
   return row?.addressIn;
 }
 
+/** No asset has this many whole coins: a request above it is a mistake or a probe, whatever the chain could encode. */
+const WHOLE_COINS_MAX = 10n ** 15n;
+/** The amount types of the chains: UTXO outputs are int64, Solana's lamports and token amounts u64, EVM's uint256. */
+const FAMILY_AMOUNT_MAX: Record<string, bigint> = { utxo: 2n ** 63n - 1n, sol: 2n ** 64n - 1n, evm: 2n ** 256n - 1n };
+
+/** The largest amount a payment URI of the asset may ask for, in base units. */
+export function maxRequestAmount(v: AssetView): bigint {
+  const coins = WHOLE_COINS_MAX * 10n ** BigInt(v.asset.decimals);
+  const chain = FAMILY_AMOUNT_MAX[v.network.family];
+  return coins < chain ? coins : chain;
+}
+
 /** Query → amount in base units and image size; every failing field in one 1001. */
 function parseQuery(v: AssetView, raw: unknown): { address: string; amount: bigint | undefined; size: number } {
   const parsed = QrcodeQuery.safeParse(raw);
@@ -133,6 +145,7 @@ function parseQuery(v: AssetView, raw: unknown): { address: string; amount: bigi
     try {
       amount = parseUnits(value, v.asset.decimals);
       if (amount === 0n) errors.value = ['Must be greater than zero.'];
+      else if (amount > maxRequestAmount(v)) errors.value = [`Must be at most ${plainDecimal(maxRequestAmount(v), v.asset.decimals)} ${v.asset.ticker}.`];
     } catch {
       errors.value = [`Must have at most ${v.asset.decimals} decimal places for ${v.asset.ticker}.`];
     }

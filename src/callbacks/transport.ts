@@ -51,14 +51,39 @@ export function encodeFields(fields: PayloadFields): string {
   return params.toString();
 }
 
+/** Where a callback URL's requests go and the part of their request target the merchant's URL decides. */
+interface WireBase {
+  url: URL;
+  pairs: string[];
+  port: number;
+}
+
+function wireBase(callbackUrl: string): WireBase {
+  const url = new URL(callbackUrl);
+  return { url, pairs: merchantPairs(url.search), port: url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80 };
+}
+
+const targetOf = (url: URL, pairs: string[]) => `${url.pathname || '/'}${pairs.length > 0 ? `?${pairs.join('&')}` : ''}`;
+
+/**
+ * The identity of a callback URL on the wire (DESIGN 15): the host, port and merchant request target its
+ * callbacks are sent to, by the same code that builds them (buildWireRequest). Two URLs with one key (a
+ * fragment, the host's case, the default port, a dot segment, an empty query pair apart) get callbacks the
+ * merchant cannot tell apart, signature included; the scheme is left out because the signature does not
+ * cover it and only the port decides where the request lands.
+ */
+export function callbackWireKey(callbackUrl: string): string {
+  const { url, pairs, port } = wireBase(callbackUrl);
+  return `${url.hostname.toLowerCase()}:${port}${targetOf(url, pairs)}`;
+}
+
 /**
  * Builds the request for a callback URL and the transport-ready fields (fieldsForTransport). GET appends
  * the fields once after the merchant's pairs and sends no body; form and JSON POST carry the fields only
  * in the body.
  */
 export function buildWireRequest(callbackUrl: string, transport: Transport, fields: PayloadFields): WireRequest {
-  const url = new URL(callbackUrl);
-  const pairs = merchantPairs(url.search);
+  const { url, pairs, port } = wireBase(callbackUrl);
   let body = Buffer.alloc(0);
   let contentType: string | undefined;
   if (transport === 'get') {
@@ -70,8 +95,7 @@ export function buildWireRequest(callbackUrl: string, transport: Transport, fiel
     body = Buffer.from(JSON.stringify(Object.fromEntries(fields)), 'utf8');
     contentType = 'application/json';
   }
-  const target = `${url.pathname || '/'}${pairs.length > 0 ? `?${pairs.join('&')}` : ''}`;
-  const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  const target = targetOf(url, pairs);
   return {
     method: transport === 'get' ? 'GET' : 'POST',
     protocol: url.protocol,

@@ -47,6 +47,12 @@ export const paymentConfigs = pgTable(
   {
     id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
     callbackUrl: text('callback_url').notNull(),
+    /**
+     * Where the callbacks go and what they sign (callbackWireKey, src/callbacks/transport.ts): one
+     * configuration per key, so no alias of a callback URL has a payout of its own (DESIGN 15). Null only for
+     * a configuration stored before the key existed that aliases an older one.
+     */
+    callbackKey: text('callback_key'),
     ticker: text('ticker').notNull(),
     family: text('family').notNull(),
     addressIn: text('address_in').notNull(),
@@ -63,6 +69,7 @@ export const paymentConfigs = pgTable(
   },
   (t) => [
     uniqueIndex('payment_configs_callback_url_uq').on(t.callbackUrl),
+    uniqueIndex('payment_configs_callback_key_uq').on(t.callbackKey),
     // Watchers match a block's candidate recipients with one query on this index.
     index('payment_configs_family_address_in_idx').on(t.family, t.addressIn),
     // A forward's fee tier sums the callback host's recent payments: its configurations by this index.

@@ -5,6 +5,7 @@
 export const ERROR_TABLE = {
   1001: { error: 'VALIDATION_FAILED', http: 422, message: 'One or more request values are invalid.' },
   1002: { error: 'ENDPOINT_NOT_FOUND', http: 404, message: 'The requested API route does not exist. Check method and path.' },
+  1003: { error: 'RATE_LIMITED', http: 429, message: 'Too many requests from this client. Retry after the time in Retry-After.' },
   1101: { error: 'UNSUPPORTED_CURRENCY', http: 422, message: 'The ticker or network is unknown or unsupported.' },
   1102: { error: 'CURRENCY_DISABLED', http: 422, message: 'The asset is currently disabled.' },
   1103: { error: 'UNSUPPORTED_PRIORITY', http: 422, message: 'The network does not support the requested priority.' },

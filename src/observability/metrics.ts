@@ -34,6 +34,12 @@ export const depositsObserved = new Counter({
   registers: [registry],
 });
 
+export const createsRateLimited = new Counter({
+  name: 'gateway_creates_rate_limited_total',
+  help: 'Creates refused with 429 because their client passed CREATE_RATE_LIMIT',
+  registers: [registry],
+});
+
 export const addressPoolEmpty = new Counter({
   name: 'gateway_address_pool_empty_total',
   help: 'Creates refused because no pre-derived deposit address was free, by network',

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { createApp } from '../../api/app';
+import { createApiServer } from '../../api/server';
 import { publicRoutes } from '../../api/routes';
 import { AssetStateCache } from '../../api/asset-cache';
 import { LOGS_CHANNEL, LogsCache } from '../../api/logs-cache';
@@ -31,8 +32,9 @@ export async function startApiRuntime(services: ApiServices, opts: { port?: numb
       logsCache,
     }, r)],
     log: (msg, err) => logger.error({ err: describeError(err) }, msg),
+    trustProxy: cfg.trustProxy,
   });
-  const server = http.createServer(app);
+  const server = createApiServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? cfg.port, cfg.host, () => resolve());

@@ -80,30 +80,52 @@ export async function publishPublicMaterial(deps: PublishDeps): Promise<void> {
   await publish(deps.db, XPUBS_KEY, JSON.stringify(exportPublicKeys(deps.seed)));
   const pem = await deps.publicKeyPem?.();
   if (pem) await publish(deps.db, CALLBACK_PUBLIC_KEY, pem);
+  await topUpPools(deps);
+}
+
+/** Pool addresses stored per insert while a pool fills: the API can take the first ones while the rest are derived. */
+const POOL_RUN = 256;
+
+/** Tops up the pool of every configured network without public derivation to `poolSize` free addresses. */
+export async function topUpPools(deps: PublishDeps): Promise<void> {
   const lock = deps.withLock ?? (<T>(_n: string, fn: () => Promise<T>) => fn());
   for (const [network, runtime] of Object.entries(deps.chains)) {
     if (hasPublicDerivation(network)) continue;
     await lock(`address-pool:${network}`, async () => {
       const free = await poolFree(deps.db, network);
-      if (free < deps.poolSize) {
-        await addToPool(deps.db, network, NETWORKS[network].addressFamily, deps.poolSize - free, (i) => deriveAddressIn(deps.seed, network, runtime.mode, i));
+      for (let added = 0; free + added < deps.poolSize; added += POOL_RUN) {
+        const n = Math.min(POOL_RUN, deps.poolSize - free - added);
+        await addToPool(deps.db, network, NETWORKS[network].addressFamily, n, (i) => deriveAddressIn(deps.seed, network, runtime.mode, i));
       }
       addressPoolFree.set({ network }, Math.max(free, deps.poolSize));
     });
   }
 }
 
-/** Publishes now and then every `everyMs` (key rotation, pool refill) until stopped. */
-export async function startPublisher(deps: PublishDeps, everyMs = 10_000, onError: (e: unknown) => void = () => undefined) {
+/**
+ * Publishes now and then every `everyMs` (key rotation), and tops the address pools up every `poolEveryMs`:
+ * what creates took in a second is back the next, so that only a flood past what the worker derives in a
+ * second (about a thousand Solana addresses a core; each client is held to CREATE_RATE_LIMIT) can empty one.
+ */
+export async function startPublisher(deps: PublishDeps, everyMs = 10_000, onError: (e: unknown) => void = () => undefined, poolEveryMs = 1_000) {
   await publishPublicMaterial(deps);
   let running = Promise.resolve();
-  const timer = setInterval(() => {
-    running = running.then(() => publishPublicMaterial(deps)).catch(onError);
-  }, everyMs);
-  timer.unref();
+  // One pass of each kind waits at most: a pass longer than its period is not followed by a queue of them.
+  const queued = new Set<() => Promise<void>>();
+  const after = (work: () => Promise<void>) => () => {
+    if (queued.has(work)) return;
+    queued.add(work);
+    running = running
+      .then(() => (queued.delete(work), work()))
+      .catch(onError);
+  };
+  const publishAll = () => publishPublicMaterial(deps);
+  const topUp = () => topUpPools(deps);
+  const timers = [setInterval(after(publishAll), everyMs), setInterval(after(topUp), poolEveryMs)];
+  for (const t of timers) t.unref();
   return {
     async stop() {
-      clearInterval(timer);
+      for (const t of timers) clearInterval(t);
       await running;
     },
   };

@@ -1,6 +1,6 @@
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../api/app';
+import { createApiServer } from '../../api/server';
 import { publicRoutes } from '../../api/routes';
 import type { PublicDeps } from '../../api/deps';
 import type { ChainMode, ChainRuntimeConfig } from '../../src/chains/config';
@@ -34,13 +34,14 @@ export async function startApi(over: Partial<Omit<PublicDeps, 'db'>> = {}) {
     db: database.db,
     addresses: publicMaterialFrom(database.db),
     chains,
-    config: loadConfig({}),
+    // No create limit by default: a test file makes hundreds of creates from one address (test/api/rate-limit.test.ts tests it).
+    config: loadConfig({ CREATE_RATE_LIMIT: '0' }),
     getPublicKeyPem: async () => undefined,
     ...over,
   };
   // The routes read deps on every request, so tests may swap fields of this object.
   const logged: unknown[] = [];
-  const server = http.createServer(createApp({ routes: [(r) => publicRoutes(deps, r)], log: (_m, e) => logged.push(e) }));
+  const server = createApiServer(createApp({ routes: [(r) => publicRoutes(deps, r)], log: (_m, e) => logged.push(e), trustProxy: deps.config.trustProxy }));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

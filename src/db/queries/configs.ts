@@ -1,4 +1,5 @@
 import { asc, eq, and, sql } from 'drizzle-orm';
+import { callbackWireKey } from '../../callbacks/transport';
 import type { Db } from '../client';
 import { oncePerDb } from '../prepared';
 import type { Tx } from './public-material';
@@ -97,6 +98,7 @@ export async function createOrGetConfig(
         .insert(paymentConfigs)
         .values({
           callbackUrl: input.callbackUrl,
+          callbackKey: callbackWireKey(input.callbackUrl),
           ticker: input.ticker,
           family: input.family,
           addressIn,
@@ -110,7 +112,7 @@ export async function createOrGetConfig(
           priority: input.priority,
           minimumTransactionBase: input.minimumTransactionBase.toString(),
         })
-        .onConflictDoNothing({ target: paymentConfigs.callbackUrl })
+        .onConflictDoNothing()
         .returning();
       if (!row) throw new AlreadyExists();
       return row;

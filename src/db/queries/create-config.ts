@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { callbackWireKey } from '../../callbacks/transport';
 import type { Db } from '../client';
 import { $, preparedStatement, rowsOf } from '../prepared';
 import type { NewPaymentConfig } from './configs';
@@ -58,7 +59,7 @@ interface ConfigRow {
 
 /** The columns a create inserts, in the order both create statements give their values. */
 const INSERTED = sql.raw(
-  'callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority, minimum_transaction_base',
+  'callback_url, callback_key, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority, minimum_transaction_base',
 );
 
 const RETURNED = sql.raw('id, callback_url, ticker, family, address_in, address_out, derivation_index, priority, minimum_transaction_base::text AS minimum_transaction_base');
@@ -75,17 +76,27 @@ const toConfig = (r: ConfigRow): CreatedConfig => ({
   minimumTransactionBase: r.minimum_transaction_base,
 });
 
+/**
+ * The id of the callback's configuration: the one of its wire key (callbackWireKey: an alias finds the
+ * configuration it would share callbacks with), and before it one of the exact URL, which only differs for a
+ * row stored before the key existed (src/db/queries/callback-key.ts).
+ */
+const callbackConfigId = (url: SQL, key: SQL) => sql`
+  (SELECT id FROM payment_configs WHERE callback_url = ${url} OR callback_key = ${key}
+   ORDER BY (callback_url = ${url}) DESC LIMIT 1)`;
+
 const lookupStatement = preparedStatement(
   'gateway_create_lookup',
   sql`
     SELECT EXISTS (SELECT 1 FROM payment_configs WHERE family = ${$('family')}::text AND address_in = ${$('addressOut')}::text) AS out_is_deposit, c.*
     FROM (SELECT 1) AS one
-    LEFT JOIN (SELECT ${RETURNED} FROM payment_configs WHERE callback_url = ${$('callbackUrl')}::text) AS c ON true`,
+    LEFT JOIN (SELECT ${RETURNED} FROM payment_configs
+               WHERE id = ${callbackConfigId(sql`${$('callbackUrl')}::text`, sql`${$('callbackKey')}::text`)}) AS c ON true`,
 );
 
 /**
- * The configuration of `callbackUrl` if one exists, and whether `addressOut` (canonical; undefined skips
- * the check) is the address_in of a configuration of `family`: one read.
+ * The configuration of `callbackUrl` (or of an alias of it) if one exists, and whether `addressOut`
+ * (canonical; undefined skips the check) is the address_in of a configuration of `family`: one read.
  */
 export async function createLookup(
   db: Db,
@@ -93,7 +104,8 @@ export async function createLookup(
   family: string,
   addressOut: string | undefined,
 ): Promise<{ existing: CreatedConfig | undefined; outIsDeposit: boolean }> {
-  const result = await lookupStatement(db, { family, addressOut: addressOut ?? null, callbackUrl: callbackUrl ?? null });
+  const callbackKey = callbackUrl === undefined ? null : callbackWireKey(callbackUrl);
+  const result = await lookupStatement(db, { family, addressOut: addressOut ?? null, callbackUrl: callbackUrl ?? null, callbackKey });
   const [row] = rowsOf<ConfigRow & { out_is_deposit: boolean }>(result);
   return { existing: row.id ? toConfig(row) : undefined, outIsDeposit: row.out_is_deposit === true };
 }
@@ -130,11 +142,11 @@ function createStatement(kind: AddressSource['kind']) {
     sql`
       WITH look AS (
         SELECT EXISTS (SELECT 1 FROM payment_configs WHERE family = ${$('family')}::text AND address_in = ${$('outCanonical')}::text) AS out_is_deposit,
-               (SELECT id FROM payment_configs WHERE callback_url = ${$('callbackUrl')}::text) AS existing_id),
+               ${callbackConfigId(sql`${$('callbackUrl')}::text`, sql`${$('callbackKey')}::text`)} AS existing_id),
       ${addressRow(kind)},
       cfg AS (
         INSERT INTO payment_configs (${INSERTED})
-        SELECT ${$('callbackUrl')}::text, ${$('ticker')}::text, ${$('family')}::text, addr.address, ${$('addressOut')}::text,
+        SELECT ${$('callbackUrl')}::text, ${$('callbackKey')}::text, ${$('ticker')}::text, ${$('family')}::text, addr.address, ${$('addressOut')}::text,
           addr.derivation_index, ${$('notifyPending')}::boolean, ${$('notifyConfirmations')}::integer, ${$('post')}::smallint,
           ${$('json')}::smallint, ${$('convert')}::smallint, ${$('priority')}::text, ${$('minimum')}::numeric
         FROM addr
@@ -143,7 +155,7 @@ function createStatement(kind: AddressSource['kind']) {
       SELECT look.out_is_deposit, true AS made, cfg.* FROM look, cfg
       UNION ALL
       SELECT look.out_is_deposit, false AS made, e.* FROM look
-        LEFT JOIN (SELECT ${RETURNED} FROM payment_configs WHERE callback_url = ${$('callbackUrl')}::text) AS e ON true
+        LEFT JOIN LATERAL (SELECT ${RETURNED} FROM payment_configs WHERE id = look.existing_id) AS e ON true
         WHERE NOT EXISTS (SELECT 1 FROM cfg)`,
   );
 }
@@ -153,6 +165,9 @@ const codeOf = (e: unknown): { code?: string; constraint?: string; column?: stri
   const err = e as { code?: string; cause?: unknown };
   return typeof err?.code === 'string' ? (err as object) : err?.cause ? codeOf(err.cause) : {};
 };
+
+/** Another create stored the callback, or an alias of it, meanwhile. */
+const CALLBACK_UNIQUE = new Set(['payment_configs_callback_url_uq', 'payment_configs_callback_key_uq']);
 
 /** What one create statement found or made. */
 export interface CreateOutcome {
@@ -183,6 +198,7 @@ export async function createConfig(db: Db, input: NewPaymentConfig, from: Addres
     // The placeholders are the input's field names, and these three.
     const result = await createStatements[from.kind](db, {
       ...input,
+      callbackKey: callbackWireKey(input.callbackUrl),
       outCanonical: addressOutCanonical,
       source: from.kind === 'derived' ? from.source : from.network,
       minimum: input.minimumTransactionBase.toString(),
@@ -190,7 +206,7 @@ export async function createConfig(db: Db, input: NewPaymentConfig, from: Addres
     return outcomeOf(rowsOf<OutcomeRow>(result)[0]);
   } catch (e) {
     const { code, constraint } = codeOf(e);
-    if (code === '23505' && constraint === 'payment_configs_callback_url_uq') return { outIsDeposit: false };
+    if (code === '23505' && CALLBACK_UNIQUE.has(constraint ?? '')) return { outIsDeposit: false };
     // NOT NULL: the index had no stored address, or the pool had none free.
     if (code === '23502') throw from.kind === 'derived' ? new DerivedAddressMissingError(from.source) : new AddressPoolEmptyError(from.network);
     throw e;
@@ -209,21 +225,21 @@ export interface BatchedCreate {
  * inserted with its ticker. A callback URL stored meanwhile by another transaction is skipped (ON CONFLICT
  * DO NOTHING: neither made nor found, as createConfig's unique violation), its index never handed out. Any
  * other failure (an index with no stored address) fails the whole statement: the caller runs each create
- * alone. The callback URLs of one batch are distinct.
+ * alone. The callback wire keys of one batch are distinct.
  */
 const batchStatement = preparedStatement(
   'gateway_create_derived_batch',
   sql`
     WITH input AS (
       SELECT * FROM json_to_recordset(${$('items')}::json) AS i(
-        n integer, callback_url text, ticker text, address_out text, out_canonical text, notify_pending boolean,
+        n integer, callback_url text, callback_key text, ticker text, address_out text, out_canonical text, notify_pending boolean,
         notify_confirmations integer, post smallint, json smallint, convert smallint, priority text, minimum numeric)),
     look AS (
       -- Scalar subqueries, an index probe per request: the planner takes json_to_recordset for 100 rows, and
       -- would answer an EXISTS here by hashing every address_in of the family once per statement.
       SELECT i.*,
              coalesce((SELECT true FROM payment_configs WHERE family = ${$('family')}::text AND address_in = i.out_canonical LIMIT 1), false) AS out_is_deposit,
-             (SELECT id FROM payment_configs WHERE callback_url = i.callback_url) AS existing_id
+             ${callbackConfigId(sql`i.callback_url`, sql`i.callback_key`)} AS existing_id
       FROM input i),
     idx AS (SELECT look.n, ${nextIndexSql($('family'))} AS i FROM look WHERE NOT look.out_is_deposit AND look.existing_id IS NULL),
     addr AS (
@@ -232,11 +248,11 @@ const batchStatement = preparedStatement(
       FROM idx),
     cfg AS (
       INSERT INTO payment_configs (${INSERTED})
-      SELECT l.callback_url, l.ticker, ${$('family')}::text, a.address, l.address_out, a.derivation_index, l.notify_pending,
+      SELECT l.callback_url, l.callback_key, l.ticker, ${$('family')}::text, a.address, l.address_out, a.derivation_index, l.notify_pending,
         l.notify_confirmations, l.post, l.json, l.convert, l.priority, l.minimum
       FROM look l JOIN addr a ON a.n = l.n
       ORDER BY l.n
-      ON CONFLICT (callback_url) DO NOTHING
+      ON CONFLICT DO NOTHING
       RETURNING ${RETURNED}),
     ticker AS (INSERT INTO config_tickers (config_id, ticker) SELECT id, ticker FROM cfg)
     SELECT look.n, look.out_is_deposit, (c.id IS NOT NULL) AS made,
@@ -251,7 +267,7 @@ const batchStatement = preparedStatement(
 );
 
 /**
- * createConfig for each of `creates` (one derived source, one family, distinct callback URLs) in one
+ * createConfig for each of `creates` (one derived source, one family, distinct callback wire keys) in one
  * statement: each outcome as createConfig would give it. Throws when the statement fails; then nothing of it
  * was stored but the sequence steps, and each create may be run alone.
  */
@@ -259,6 +275,7 @@ export async function createConfigs(db: Db, creates: readonly BatchedCreate[], f
   const items = creates.map(({ input, outCanonical }, n) => ({
     n,
     callback_url: input.callbackUrl,
+    callback_key: callbackWireKey(input.callbackUrl),
     ticker: input.ticker,
     address_out: input.addressOut,
     out_canonical: outCanonical,

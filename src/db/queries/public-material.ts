@@ -1,3 +1,4 @@
+import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import { and, count, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { addressPool, publicMaterial } from '../schema';
@@ -30,16 +31,23 @@ export async function poolFree(db: Db, network: string): Promise<number> {
 
 /**
  * Adds `n` addresses to a network's pool: n indexes taken from the family's sequence (so a pool index is
- * never also handed out to another address), each derived by `derive`.
+ * never also handed out to another address), each derived by `derive` in runs between which the event loop
+ * serves the worker's other work (an address costs about a millisecond of ed25519), then stored at once. A
+ * failure leaves the indexes taken unused, which nothing else is ever given.
  */
 export async function addToPool(db: Db, network: string, family: string, n: number, derive: (index: bigint) => string): Promise<void> {
   if (n <= 0) return;
-  await db.transaction(async (tx) => {
-    const indexes = await takeIndexes(tx, family, n);
-    const rows = indexes.map((derivationIndex) => ({ network, derivationIndex, address: derive(derivationIndex) }));
-    await tx.insert(addressPool).values(rows);
-  });
+  const indexes = await takeIndexes(db, family, n);
+  const rows: Array<{ network: string; derivationIndex: bigint; address: string }> = [];
+  for (let k = 0; k < indexes.length; k += DERIVE_RUN) {
+    if (k > 0) await yieldToOthers();
+    for (const derivationIndex of indexes.slice(k, k + DERIVE_RUN)) rows.push({ network, derivationIndex, address: derive(derivationIndex) });
+  }
+  await db.insert(addressPool).values(rows);
 }
+
+/** Pool addresses derived between two turns of the event loop. */
+const DERIVE_RUN = 16;
 
 /**
  * Raised when a network's pool is dry: the create answers 1501 and a metric counts it; nothing waits. (A create
