@@ -132,7 +132,7 @@ async function sideBySide(s: Scenario, servers: { gw: [string, Child]; bare: [st
 
 /** The production API process as compose runs it (LOG_LEVEL info, JSON lines on stdout), minus secrets it refuses anyway. */
 function apiEnv(dbUrl: string, port: number): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...benchChainEnv(), DATABASE_URL: dbUrl, TEMPORAL_ADDRESS: '127.0.0.1:1', PORT: String(port), HOST: '127.0.0.1', PRICE_SOURCE: 'none' };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...benchChainEnv(), DATABASE_URL: dbUrl, TEMPORAL_ADDRESS: '127.0.0.1:1', PORT: String(port), HOST: '127.0.0.1', PRICE_SOURCE: 'none', CREATE_RATE_LIMIT: '0' };
   for (const k of ['METRICS_PORT', 'LOG_LEVEL', 'GATEWAY_MNEMONIC', 'GATEWAY_MNEMONIC_FILE', 'SIGNING_KEY_PEM', 'SIGNING_KEY_FILE', 'PRICE_SOURCE_URL']) delete env[k];
   return env;
 }

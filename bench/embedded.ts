@@ -65,7 +65,7 @@ async function receiver() {
 async function startGateway(mode: 'thread' | 'process', dataDir: string, logFile: string) {
   const port = await freePort('127.0.0.1');
   const env: NodeJS.ProcessEnv = {
-    ...process.env, DATA_DIR: dataDir, PORT: String(port), TEMPORAL_UI_PORT: String(await freePort('127.0.0.1')), EMBEDDED_API: mode, CALLBACK_ALLOW_PRIVATE: 'true',
+    ...process.env, DATA_DIR: dataDir, PORT: String(port), TEMPORAL_UI_PORT: String(await freePort('127.0.0.1')), EMBEDDED_API: mode, CALLBACK_ALLOW_PRIVATE: 'true', CREATE_RATE_LIMIT: '0',
   };
   for (const k of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'METRICS_PORT', 'LOG_LEVEL']) delete env[k];
   const out = fs.openSync(logFile, 'a');

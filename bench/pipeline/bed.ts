@@ -89,6 +89,8 @@ export async function startBed(o: {
       TEMPORAL_ADDRESS: temporal.address,
       TEMPORAL_TASK_QUEUE: `bench-${path.basename(dir)}`,
       CALLBACK_ALLOW_PRIVATE: 'true',
+      // A burst creates hundreds of configurations from one loopback client.
+      CREATE_RATE_LIMIT: '0',
       LOG_LEVEL: 'info',
       ...o.env,
     });

@@ -137,7 +137,7 @@ export function createSupervisor(logDir: string, baseEnv: Record<string, string>
 }
 
 /** What the drills give every gateway process besides the chains, the database and Temporal. */
-export const DRILL_PROCESS_ENV = { CALLBACK_ALLOW_PRIVATE: 'true', WATCH_INTERVAL_MS: '300', DEPOSIT_POLL_INTERVAL: '1 second', LOG_LEVEL: 'info' };
+export const DRILL_PROCESS_ENV = { CALLBACK_ALLOW_PRIVATE: 'true', CREATE_RATE_LIMIT: '0', WATCH_INTERVAL_MS: '300', DEPOSIT_POLL_INTERVAL: '1 second', LOG_LEVEL: 'info' };
 
 /**
  * The production topology under a supervisor: the API on `apiPort` and two workers, and a wait that
