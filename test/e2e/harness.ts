@@ -7,6 +7,7 @@ import { Contract, JsonRpcProvider, Network } from 'ethers';
 import { Connection, PublicKey } from '@solana/web3.js';
 import { getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { createMerchantReceiver } from '../../examples/merchant-receiver';
+import { OrderBook } from './order-book';
 import { startDevnets, type DevnetOptions, type Devnets } from '../../src/chains/devnet';
 import { devnetUtxo } from '../../src/chains/devnet/drive';
 import { ERC20 } from '../../src/chains/evm/erc20';
@@ -93,13 +94,14 @@ export async function startGateway(
     stops.push(() => api.stop());
 
     const publicKey = (await services.signer.publicKeyPem())!;
-    const merchant = createMerchantReceiver({ publicKey });
+    const orders = new OrderBook();
+    const merchant = createMerchantReceiver({ publicKey, orderOf: orders.orderOf });
     const merchantServer = http.createServer(merchant.app);
     await new Promise<void>((r) => merchantServer.listen(0, '127.0.0.1', () => r()));
     stops.push(() => new Promise<void>((r) => { merchantServer.closeAllConnections(); merchantServer.close(() => r()); }));
     const merchantUrl = `http://127.0.0.1:${(merchantServer.address() as AddressInfo).port}`;
 
-    return { dir, cfg, env, database, devnets, temporal, services, worker, api, merchant, merchantUrl, publicKey, stop };
+    return { dir, cfg, env, database, devnets, temporal, services, worker, api, merchant, merchantUrl, orders, publicKey, stop };
   } catch (e) {
     await stop().catch(() => undefined);
     throw e;
@@ -115,6 +117,7 @@ export async function createConfig(gw: Gateway, ticker: string, params: Record<s
   });
   const body = (await res.json()) as Record<string, string>;
   if (res.status !== 200) throw new Error(`create ${ticker} → ${res.status} ${JSON.stringify(body)}`);
+  gw.orders.add(String(params.callback_url), ticker, body);
   return body;
 }
 
