@@ -29,16 +29,23 @@ export interface ReceiverOptions {
   publicKey: string | (() => Promise<string>);
   /**
    * The shop's order for a request target (found by the shop's own reference in its callback URL): the
-   * address_in and coin its create response gave. A callback for no known order, or carrying another
-   * address_in or coin, is refused and fulfils nothing.
+   * address_in and coin its create response gave, or one per ticker when the order accepts several (one
+   * create per ticker with the same callback URL: the same address_in within a family). A callback for no
+   * known order, or carrying another address_in or coin, is refused and fulfils nothing.
    */
-  orderOf: (target: string) => ExpectedPayment | undefined;
+  orderOf: (target: string) => ExpectedPayment | readonly ExpectedPayment[] | undefined;
   now?: () => number;
 }
 
 /** The `order` parameter of a request target: the reference this example's shop puts in its callback URLs. */
 export function orderReference(target: string): string | null {
   return new URLSearchParams(target.split('?')[1] ?? '').get('order');
+}
+
+/** Accepted when one of the order's payments matches; else the nearest miss (its address_in, another coin). */
+function orderFailure(failures: Array<string | null>): string | null {
+  if (failures.includes(null)) return null;
+  return failures.includes('wrong-coin') ? 'wrong-coin' : failures[0];
 }
 
 export function createMerchantReceiver(opts: ReceiverOptions) {
@@ -70,15 +77,15 @@ export function createMerchantReceiver(opts: ReceiverOptions) {
       res.status(401).type('text/plain').send(`rejected: ${result.reason}`);
       return;
     }
-    const order = opts.orderOf(req.originalUrl);
-    if (!order) {
+    const order = [opts.orderOf(req.originalUrl) ?? []].flat();
+    if (order.length === 0) {
       entry.refused = 'unknown order';
       res.status(404).type('text/plain').send('rejected: unknown order');
       return;
     }
     // Fields by transport (GET query, form or JSON body), read only now that the signature holds.
     const fields = callbackFields(request);
-    const wrong = fields ? checkPayment(fields, order) : 'bad-fields';
+    const wrong = fields ? orderFailure(order.map((o) => checkPayment(fields, o))) : 'bad-fields';
     if (!fields || wrong) {
       // Genuinely signed, but for another configuration than the order's: its payment went to another payout.
       entry.refused = wrong ?? 'bad-fields';
