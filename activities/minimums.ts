@@ -9,6 +9,7 @@ import { ASSETS, NETWORKS, findAsset, type Asset } from '../src/domain/assets';
 import { minimumForCost } from '../src/domain/minimum';
 import { convertUnits, formatUnits, parseUnits } from '../src/domain/money';
 import { logger } from '../src/observability/logger';
+import { scrubText } from '../src/observability/redact';
 import type { PriceSource } from '../src/prices/source';
 import { priceOfNativeInAsset } from './pricing';
 
@@ -94,8 +95,9 @@ export function createMinimumActivities(deps: MinimumDeps) {
           report.computed[a.ticker] = formatUnits(value, a.decimals);
         } catch (e) {
           if (!(e instanceof Unavailable)) throw e;
-          await recordUnavailable(deps.db, a.ticker, e.message);
-          report.unavailable[a.ticker] = e.message;
+          // Stored and returned into the history: scrubbed of URLs (an RPC error may name its node).
+          await recordUnavailable(deps.db, a.ticker, scrubText(e.message));
+          report.unavailable[a.ticker] = scrubText(e.message);
         }
       }),
     );

@@ -40,6 +40,8 @@ export async function startGateway(
     devnets?: Pick<DevnetOptions, 'bitcoin' | 'bitcoincash'>;
     /** The payment workflows' fallback reading (default 1 second: the watcher's signals are not waited for). */
     depositPollInterval?: string;
+    /** Replaces variables of the local nodes (e.g. an RPC URL through a proxy) once they run. */
+    chainEnv?: (devnetEnv: Record<string, string>) => Promise<Record<string, string>>;
   } = {},
 ) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-e2e-'));
@@ -80,7 +82,8 @@ export async function startGateway(
       searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES,
     });
     stops.push(() => temporal.stop());
-    const services: Services = buildServices(cfg, database, { ...env, ...devnets.env });
+    const chainEnv = { ...devnets.env, ...(await opts.chainEnv?.(devnets.env)) };
+    const services: Services = buildServices(cfg, database, { ...env, ...chainEnv });
     if (opts.prices) services.prices = opts.prices;
     stops.push(() => services.close());
     let worker: WorkerRuntime | undefined;

@@ -19,6 +19,8 @@ import { deriveSolKeypair, validateAddress } from '../addresses';
 import type { ChainMode } from '../config';
 import type { HdSeed } from '../keys';
 import { solFeePayerSeed } from '../sponsor';
+import { rpcErrorMessage } from '../rpc-errors';
+import { credentialsOf, rpcEndpoint } from '../rpc-url';
 import { ACCOUNT_SIZE } from '@solana/spl-token';
 import { LAMPORTS_PER_SIGNATURE, prepareSolForward, prepareSplForward, recentBlockhashOf, sourceOf } from './forward';
 import { depositsOfTx, type BlockTx } from './scan';
@@ -40,12 +42,18 @@ export class SolAdapter implements ChainAdapter {
   readonly network: string;
   readonly connection: Connection;
   private readonly mints = new Map<string, string>();
+  private readonly credentials: string[];
   private readonly nativeTicker: string;
 
   constructor(private readonly opts: SolAdapterOptions) {
     this.network = opts.network;
     this.nativeTicker = NETWORKS[opts.network].nativeTicker;
-    this.connection = new Connection(opts.rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+    // Credentials in the URL go into an Authorization header (fetch refuses a URL that holds them).
+    const endpoint = rpcEndpoint(opts.rpcUrl);
+    this.credentials = credentialsOf(opts.rpcUrl);
+    this.connection = new Connection(endpoint.url, {
+      commitment: 'confirmed', disableRetryOnRateLimit: true, ...(endpoint.authorization ? { httpHeaders: { authorization: endpoint.authorization } } : {}),
+    });
     for (const [ticker, mint] of Object.entries(opts.tokens)) this.mints.set(mint, ticker);
   }
 
@@ -150,8 +158,8 @@ export class SolAdapter implements ChainAdapter {
       } catch (e) {
         const msg = String((e as Error).message).toLowerCase();
         if (msg.includes('already been processed') || msg.includes('alreadyprocessed')) continue;
-        if (e instanceof SendTransactionError) throw new BroadcastRejectedError(`${tx.txid} rejected: ${(e as Error).message}`, { cause: e });
-        throw new NodeUnavailableError(String((e as Error).message), { cause: e });
+        if (e instanceof SendTransactionError) throw new BroadcastRejectedError(`${tx.txid} rejected: ${rpcErrorMessage(e, this.credentials)}`, { cause: e });
+        throw new NodeUnavailableError(rpcErrorMessage(e, this.credentials), { cause: e });
       }
     }
   }
@@ -202,7 +210,7 @@ export class SolAdapter implements ChainAdapter {
     } catch (e) {
       if (e instanceof SendTransactionError || e instanceof InvalidRequestError) throw e;
       const msg = String((e as Error).message);
-      if (/fetch failed|ECONNREFUSED|socket|timed out|429|50\d/i.test(msg)) throw new NodeUnavailableError(msg, { cause: e });
+      if (/fetch failed|ECONNREFUSED|socket|timed out|429|50\d/i.test(msg)) throw new NodeUnavailableError(rpcErrorMessage(e, this.credentials), { cause: e });
       throw e;
     }
   }
