@@ -7,6 +7,7 @@ import { isSolFamily } from '../src/domain/assets';
 import type { FeePolicy } from '../src/domain/fees';
 import { formatUnits } from '../src/domain/money';
 import { logger } from '../src/observability/logger';
+import { describeError } from '../src/observability/redact';
 import type { PriceSource } from '../src/prices/source';
 import type { ConfirmationsReading, DepositInput, DueReading, Evaluation, ForwardSent, PaymentInfo } from './deposit-types';
 import { baseSnapshot, paymentInfo as info } from './deposit-views';
@@ -141,7 +142,7 @@ export function createDepositActivities(deps: DepositDeps) {
     try {
       return await fateWithSnapshot(uuid);
     } catch (e) {
-      logger.debug({ payment: uuid, err: e instanceof Error ? e.message : String(e) }, 'forward reading failed; the workflow reads again');
+      logger.debug({ payment: uuid, err: describeError(e) }, 'forward reading failed; the workflow reads again');
       return undefined;
     }
   }
@@ -237,7 +238,8 @@ export function createDepositActivities(deps: DepositDeps) {
         await recordFinality(db, uuid, reading.status === 'reorged' ? undefined : reading.confirmations);
         return { reading, forward: { sent: await forwardWithFate(uuid, { fate: true }, loaded) } };
       } catch (e) {
-        const error = e instanceof Error ? e.message : String(e);
+        // Returned into the workflow's history: scrubbed of URLs and signed bytes, as a failure would be.
+        const error = describeError(e).message;
         logger.warn({ payment: uuid, err: error }, 'forward right after finality failed; the workflow forwards again');
         return { reading, forward: { error } };
       }

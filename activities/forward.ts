@@ -8,6 +8,7 @@ import { ForwardCollisionError, discardForwardIf, nativeReserved, nonceFloor, re
 import { NETWORKS, type Priority } from '../src/domain/assets';
 import { percentOf } from '../src/domain/money';
 import { logger } from '../src/observability/logger';
+import { scrubText } from '../src/observability/redact';
 import { forwards } from '../src/observability/metrics';
 import type { DepositDeps } from './deposit';
 import { asset, permanent, planFromJson, planToJson, toDeposit, withHeartbeat } from './forward-support';
@@ -185,7 +186,7 @@ export function createForwardActivities(deps: DepositDeps) {
       } catch (e) {
         if (!(e instanceof BroadcastRejectedError)) throw e;
         forwards.inc({ ticker: payment.ticker, outcome: 'refused' });
-        return { txidOut, refused: e.message, ...watched() };
+        return { txidOut, refused: scrubText(e.message), ...watched() };
       }
       forwards.inc({ ticker: payment.ticker, outcome: 'broadcast' });
       return signedNow ? { txidOut, signedNow, ...watched() } : { txidOut };
@@ -230,7 +231,7 @@ export function createForwardActivities(deps: DepositDeps) {
       return { status: 'pending', txidOut, ...(s.note ? { note: s.note } : {}) };
     } catch (e) {
       if (!(e instanceof BroadcastRejectedError || e instanceof NodeUnavailableError)) throw e;
-      const note = `${s.note ? `${s.note}; ` : ''}re-broadcast refused: ${e.message}`;
+      const note = `${s.note ? `${s.note}; ` : ''}re-broadcast refused: ${scrubText(e.message)}`;
       // The wait goes on; the operator sees why (the workflow keeps re-sending at its backoff).
       logger.warn({ payment: uuid, txidOut, nonce: plan.nonce, note }, 'forward not held by the node; re-sending');
       return { status: 'pending', txidOut, note };

@@ -10,6 +10,7 @@ import type { FeePolicy } from '../src/domain/fees';
 import { publishedMinimum } from '../src/domain/minimum';
 import { convertUnits, formatUnits, parseUnits } from '../src/domain/money';
 import { logger } from '../src/observability/logger';
+import { scrubText } from '../src/observability/redact';
 import type { PriceSource } from '../src/prices/source';
 import { priceOfNativeInAsset } from './pricing';
 
@@ -104,8 +105,9 @@ export function createMinimumActivities(deps: MinimumDeps) {
           report.computed[a.ticker] = formatUnits(value, a.decimals);
         } catch (e) {
           if (!(e instanceof Unavailable)) throw e;
-          await recordUnavailable(deps.db, a.ticker, e.message);
-          report.unavailable[a.ticker] = e.message;
+          // Stored and returned into the history: scrubbed of URLs (an RPC error may name its node).
+          await recordUnavailable(deps.db, a.ticker, scrubText(e.message));
+          report.unavailable[a.ticker] = scrubText(e.message);
         }
       }),
     );

@@ -108,6 +108,15 @@ func (v *Verifier) Verify(ctx context.Context, req Request, now time.Time) (int6
 	return Verify(req, fresh, now)
 }
 
+// VerifyPayment is the default path for a receiver: Verify, then the fields, refused unless address_in and
+// coin are what the merchant stored for the order (found by the merchant's own reference in its callback URL).
+func (v *Verifier) VerifyPayment(ctx context.Context, req Request, want Expected, now time.Time) (map[string]any, error) {
+	if _, err := v.Verify(ctx, req, now); err != nil {
+		return nil, err
+	}
+	return paymentFields(req, want)
+}
+
 // RequestFrom builds a Request from a net/http request and its raw body (read before any parsing).
 func RequestFrom(r *http.Request, body []byte) Request {
 	return Request{
@@ -120,8 +129,7 @@ func RequestFrom(r *http.Request, body []byte) Request {
 	}
 }
 
-// VerifyHTTP reads at most maxBody bytes of r's body, verifies the callback and returns the raw body to parse.
-func (v *Verifier) VerifyHTTP(r *http.Request, maxBody int64) ([]byte, error) {
+func readBody(r *http.Request, maxBody int64) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
 		return nil, err
@@ -129,8 +137,27 @@ func (v *Verifier) VerifyHTTP(r *http.Request, maxBody int64) ([]byte, error) {
 	if int64(len(body)) > maxBody {
 		return nil, errors.New("callback body too large")
 	}
+	return body, nil
+}
+
+// VerifyHTTP reads at most maxBody bytes of r's body, verifies the callback and returns the raw body to parse.
+func (v *Verifier) VerifyHTTP(r *http.Request, maxBody int64) ([]byte, error) {
+	body, err := readBody(r, maxBody)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := v.Verify(r.Context(), RequestFrom(r, body), time.Now()); err != nil {
 		return nil, err
 	}
 	return body, nil
+}
+
+// VerifyPaymentHTTP reads at most maxBody bytes of r's body and returns the callback's fields once the
+// signature verifies and address_in and coin are the order's (want).
+func (v *Verifier) VerifyPaymentHTTP(r *http.Request, maxBody int64, want Expected) (map[string]any, error) {
+	body, err := readBody(r, maxBody)
+	if err != nil {
+		return nil, err
+	}
+	return v.VerifyPayment(r.Context(), RequestFrom(r, body), want, time.Now())
 }

@@ -6,6 +6,11 @@
 // sorted or re-encoded); verify RSA-SHA256 (PKCS#1 v1.5) with the key from GET /api/pubkey; on a
 // signature failure refetch the key once (it may have been rotated); never bypass. Trust the fields only
 // after Verify returns nil.
+//
+// A valid signature says the gateway sent the callback, not that it pays into your order: anyone can create
+// a configuration with your callback URL (or a spelling of it that arrives byte-identical) and their own
+// payout, and its callbacks are signed as well. VerifyPayment therefore also takes what you stored for the
+// order when you created it (address_in, coin) and refuses a callback that carries anything else.
 package gatewaycallback
 
 import (
@@ -15,8 +20,10 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -36,7 +43,19 @@ var (
 	ErrStaleTimestamp = errors.New("stale-timestamp")
 	ErrBadSignature   = errors.New("bad-signature")
 	ErrKeyUnavailable = errors.New("key-unavailable")
+	ErrBadFields      = errors.New("bad-fields")
+	ErrWrongAddressIn = errors.New("wrong-address-in")
+	ErrWrongCoin      = errors.New("wrong-coin")
 )
+
+// Expected is what the merchant stored for the order from the create response, exactly as it was given.
+type Expected struct {
+	AddressIn string
+	Coin      string
+}
+
+// orderKeys are checked against the order: each must arrive exactly once, or the callback is refused.
+var orderKeys = []string{"address_in", "coin"}
 
 var (
 	timestampRe = regexp.MustCompile(`^[0-9]{1,15}$`)
@@ -126,4 +145,76 @@ func Verify(req Request, key *rsa.PublicKey, now time.Time) (int64, error) {
 		return 0, ErrBadSignature
 	}
 	return ts, nil
+}
+
+// Fields reads the callback's fields: the query of a GET, else a JSON body (it opens with "{"), else a form
+// body. JSON keeps its types; the query and form give strings. ErrBadFields when they cannot be read or a
+// checked key is missing or repeated. Call it on verified requests only.
+func Fields(req Request) (map[string]any, error) {
+	get := strings.EqualFold(req.Method, "GET")
+	if !get && strings.HasPrefix(strings.TrimLeft(string(req.Body), " \t\r\n"), "{") {
+		fields := map[string]any{}
+		if err := json.Unmarshal(req.Body, &fields); err != nil {
+			return nil, ErrBadFields
+		}
+		for _, k := range orderKeys {
+			if _, ok := fields[k].(string); !ok {
+				return nil, ErrBadFields
+			}
+		}
+		return fields, nil
+	}
+	query := string(req.Body)
+	if get {
+		query = strings.SplitN(req.Target, "#", 2)[0]
+		if i := strings.Index(query, "?"); i >= 0 {
+			query = query[i+1:]
+		} else {
+			query = ""
+		}
+	}
+	values, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, ErrBadFields
+	}
+	for _, k := range orderKeys {
+		if len(values[k]) != 1 {
+			return nil, ErrBadFields
+		}
+	}
+	fields := map[string]any{}
+	for k, v := range values {
+		fields[k] = v[len(v)-1]
+	}
+	return fields, nil
+}
+
+// CheckPayment refuses fields whose address_in or coin is not the order's.
+func CheckPayment(fields map[string]any, want Expected) error {
+	if got, _ := fields["address_in"].(string); got != want.AddressIn {
+		return ErrWrongAddressIn
+	}
+	if got, _ := fields["coin"].(string); got != want.Coin {
+		return ErrWrongCoin
+	}
+	return nil
+}
+
+// VerifyPayment is the one-shot check with one key: Verify, then the order's address_in and coin.
+func VerifyPayment(req Request, key *rsa.PublicKey, want Expected, now time.Time) (map[string]any, error) {
+	if _, err := Verify(req, key, now); err != nil {
+		return nil, err
+	}
+	return paymentFields(req, want)
+}
+
+func paymentFields(req Request, want Expected) (map[string]any, error) {
+	fields, err := Fields(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckPayment(fields, want); err != nil {
+		return nil, err
+	}
+	return fields, nil
 }

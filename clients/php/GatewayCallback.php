@@ -6,6 +6,11 @@
  * abs(now - timestamp) > 300 s; rebuild the six canonical components from what arrived (never decoded,
  * sorted or re-encoded); verify RSA-SHA256 (PKCS#1 v1.5) with the key from GET /api/pubkey; on a signature
  * failure refetch the key once (it may have been rotated); never bypass. Trust the fields only after ok.
+ *
+ * A valid signature says the gateway sent the callback, not that it pays into your order: anyone can create
+ * a configuration with your callback URL (or a spelling of it that arrives byte-identical) and their own
+ * payout, and its callbacks are signed as well. verifyPayment therefore also takes what you stored for the
+ * order when you created it (address_in, coin) and refuses a callback that carries anything else.
  */
 
 declare(strict_types=1);
@@ -26,6 +31,26 @@ final class VerifyResult
         $this->ok = $ok;
         $this->reason = $reason;
         $this->timestamp = $timestamp;
+    }
+}
+
+final class PaymentResult
+{
+    /** @var bool */
+    public $ok;
+    /** @var string|null a VerifyResult reason, bad-fields, wrong-address-in or wrong-coin */
+    public $reason;
+    /** @var int|null */
+    public $timestamp;
+    /** @var array<string, mixed>|null the callback's fields, set only when ok */
+    public $fields;
+
+    public function __construct(bool $ok, ?string $reason = null, ?int $timestamp = null, ?array $fields = null)
+    {
+        $this->ok = $ok;
+        $this->reason = $reason;
+        $this->timestamp = $timestamp;
+        $this->fields = $fields;
     }
 }
 
@@ -124,6 +149,90 @@ final class GatewayCallback
         }
         $this->publicKeyPem = $fresh;
         return self::verify($method, $target, $headers, $rawBody, $fresh, $now, $host);
+    }
+
+    /**
+     * The default path for a receiver: verifyRequest, then the fields, refused unless address_in and coin are
+     * what the merchant stored for the order (found by the merchant's own reference in its callback URL).
+     */
+    public function verifyPayment(string $method, string $target, array $headers, string $rawBody, string $addressIn, string $coin, ?int $now = null, ?string $host = null): PaymentResult
+    {
+        return self::paymentOf($this->verifyRequest($method, $target, $headers, $rawBody, $now, $host), $method, $target, $rawBody, $addressIn, $coin);
+    }
+
+    /** The one-shot check with one key: signature and timestamp, then the order's address_in and coin. */
+    public static function verifyPaymentWithKey(string $method, string $target, array $headers, string $rawBody, string $publicKeyPem, string $addressIn, string $coin, ?int $now = null, ?string $host = null): PaymentResult
+    {
+        return self::paymentOf(self::verify($method, $target, $headers, $rawBody, $publicKeyPem, $now, $host), $method, $target, $rawBody, $addressIn, $coin);
+    }
+
+    /** Plain PHP: verifyPayment with method, target, Host and headers from $_SERVER, the body from php://input. */
+    public function verifyPaymentGlobals(string $addressIn, string $coin, ?string $rawBody = null): PaymentResult
+    {
+        $body = $rawBody ?? (string) file_get_contents('php://input');
+        $method = (string) ($_SERVER['REQUEST_METHOD'] ?? '');
+        return self::paymentOf($this->verifyGlobals($body), $method, (string) ($_SERVER['REQUEST_URI'] ?? ''), $body, $addressIn, $coin);
+    }
+
+    /**
+     * The callback's fields: the query of a GET, else a JSON body (it opens with "{"), else a form body.
+     * Null when they cannot be read or a checked key is missing or repeated. Call it on verified requests only.
+     * The query is split by hand: parse_str would keep the last of repeated keys and mangle dots in names.
+     * @return array<string, mixed>|null
+     */
+    public static function callbackFields(string $method, string $target, string $rawBody): ?array
+    {
+        if (strtoupper($method) !== 'GET' && strncmp(ltrim($rawBody), '{', 1) === 0) {
+            $fields = json_decode($rawBody, true);
+            if (!is_array($fields) || !is_string($fields['address_in'] ?? null) || !is_string($fields['coin'] ?? null)) {
+                return null;
+            }
+            return $fields;
+        }
+        $query = $rawBody;
+        if (strtoupper($method) === 'GET') {
+            $query = explode('#', $target, 2)[0];
+            $query = strpos($query, '?') === false ? '' : substr($query, strpos($query, '?') + 1);
+        }
+        $fields = [];
+        $seen = ['address_in' => 0, 'coin' => 0];
+        foreach ($query === '' ? [] : explode('&', $query) as $pair) {
+            if ($pair === '') {
+                continue;
+            }
+            $kv = explode('=', $pair, 2);
+            $key = urldecode($kv[0]);
+            $fields[$key] = urldecode($kv[1] ?? '');
+            if (isset($seen[$key])) {
+                $seen[$key]++;
+            }
+        }
+        return $seen['address_in'] === 1 && $seen['coin'] === 1 ? $fields : null;
+    }
+
+    /** Refuses fields whose address_in or coin is not the order's: null when they match. */
+    public static function checkPayment(array $fields, string $addressIn, string $coin): ?string
+    {
+        if (($fields['address_in'] ?? null) !== $addressIn) {
+            return 'wrong-address-in';
+        }
+        if (($fields['coin'] ?? null) !== $coin) {
+            return 'wrong-coin';
+        }
+        return null;
+    }
+
+    private static function paymentOf(VerifyResult $result, string $method, string $target, string $rawBody, string $addressIn, string $coin): PaymentResult
+    {
+        if (!$result->ok) {
+            return new PaymentResult(false, $result->reason);
+        }
+        $fields = self::callbackFields($method, $target, $rawBody);
+        if ($fields === null) {
+            return new PaymentResult(false, 'bad-fields');
+        }
+        $wrong = self::checkPayment($fields, $addressIn, $coin);
+        return $wrong === null ? new PaymentResult(true, null, $result->timestamp, $fields) : new PaymentResult(false, $wrong);
     }
 
     /** The key in use (after a refetch, the fresh one): store it to skip the fetch in the next PHP request. */

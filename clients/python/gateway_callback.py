@@ -4,15 +4,21 @@ Rules kept here: read the raw body before parsing; reject a missing header, a no
 abs(now - timestamp) > 300 s; rebuild the six canonical components from what arrived (never decoded,
 sorted or re-encoded); verify RSA-SHA256 (PKCS#1 v1.5) with the key from GET /api/pubkey; on a signature
 failure refetch the key once (it may have been rotated); never bypass. Trust the fields only after `ok`.
+
+A valid signature says the gateway sent the callback, not that it pays into your order: anyone can create a
+configuration with your callback URL (or a spelling of it that arrives byte-identical) and their own payout,
+and its callbacks are signed as well. `verify_payment` therefore also takes what you stored for the order
+when you created it (address_in, coin) and refuses a callback that carries anything else.
 """
 
 import base64
+import json
 import re
 import threading
 import time
 import urllib.request
 from typing import Callable, Mapping, NamedTuple, Optional, Union
-from urllib.parse import quote
+from urllib.parse import parse_qsl, quote
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
@@ -31,6 +37,69 @@ class VerifyResult(NamedTuple):
     # None when ok; else missing-header, bad-timestamp, stale-timestamp, bad-signature or key-unavailable.
     reason: Optional[str] = None
     timestamp: Optional[int] = None
+
+
+class PaymentResult(NamedTuple):
+    ok: bool
+    # None when ok; else a VerifyResult reason, bad-fields, wrong-address-in or wrong-coin.
+    reason: Optional[str] = None
+    timestamp: Optional[int] = None
+    fields: Optional[dict] = None
+
+
+# The keys checked against the order: each must arrive exactly once, or the callback is refused.
+_ORDER_KEYS = ("address_in", "coin")
+
+
+def callback_fields(method: str, target: str, raw_body: bytes) -> Optional[dict]:
+    """The callback's fields: the query of a GET, else a JSON body (it opens with `{`), else a form body.
+    None when they cannot be read or a checked key is missing or repeated. Call it on verified requests only."""
+    try:
+        body = (raw_body or b"").decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if method.upper() != "GET" and body.lstrip().startswith("{"):
+        try:
+            fields = json.loads(body)
+        except ValueError:
+            return None
+        if not isinstance(fields, dict) or not all(isinstance(fields.get(k), str) for k in _ORDER_KEYS):
+            return None
+        return fields
+    query = target.split("#", 1)[0].partition("?")[2] if method.upper() == "GET" else body
+    pairs = parse_qsl(query, keep_blank_values=True)
+    if any(sum(1 for k, _ in pairs if k == key) != 1 for key in _ORDER_KEYS):
+        return None
+    return dict(pairs)
+
+
+def check_payment(fields: Mapping[str, object], address_in: str, coin: str) -> Optional[str]:
+    """Refuses fields whose address_in or coin is not the order's: None when they match."""
+    if fields.get("address_in") != address_in:
+        return "wrong-address-in"
+    if fields.get("coin") != coin:
+        return "wrong-coin"
+    return None
+
+
+def _payment_of(result: VerifyResult, method: str, target: str, raw_body: bytes, address_in: str, coin: str) -> PaymentResult:
+    if not result.ok:
+        return PaymentResult(False, result.reason)
+    fields = callback_fields(method, target, raw_body)
+    if fields is None:
+        return PaymentResult(False, "bad-fields")
+    wrong = check_payment(fields, address_in, coin)
+    if wrong is not None:
+        return PaymentResult(False, wrong)
+    return PaymentResult(True, None, result.timestamp, fields)
+
+
+def verify_payment_callback(method: str, target: str, headers: Mapping[str, str], raw_body: bytes,
+                            public_key: Union[str, bytes, rsa.RSAPublicKey], address_in: str, coin: str,
+                            now: Optional[float] = None, host: Optional[str] = None) -> PaymentResult:
+    """The one-shot check with one key: signature and timestamp, then the order's address_in and coin."""
+    result = verify_callback(method, target, headers, raw_body, public_key, now, host)
+    return _payment_of(result, method, target, raw_body, address_in, coin)
 
 
 def _header(headers: Mapping[str, str], name: str) -> Optional[str]:
@@ -158,6 +227,19 @@ class CallbackVerifier:
             SIGNATURE_HEADER: str(environ.get("HTTP_X_GATEWAY_SIGNATURE", "")),
         }
         return self.verify(str(environ.get("REQUEST_METHOD", "")), wsgi_target(environ), headers, raw_body, now)
+
+    def verify_payment(self, method: str, target: str, headers: Mapping[str, str], raw_body: bytes,
+                       address_in: str, coin: str, now: Optional[float] = None, host: Optional[str] = None) -> PaymentResult:
+        """The default path for a receiver: `verify`, then the fields, refused unless address_in and coin are
+        what the merchant stored for the order (found by the merchant's own reference in its callback URL)."""
+        result = self.verify(method, target, headers, raw_body, now, host)
+        return _payment_of(result, method, target, raw_body, address_in, coin)
+
+    def verify_payment_wsgi(self, environ: Mapping[str, object], raw_body: bytes, address_in: str, coin: str,
+                            now: Optional[float] = None) -> PaymentResult:
+        """`verify_payment` with method, target and headers from a WSGI environ (Flask, Django)."""
+        method, target = str(environ.get("REQUEST_METHOD", "")), wsgi_target(environ)
+        return _payment_of(self.verify_wsgi(environ, raw_body, now), method, target, raw_body, address_in, coin)
 
 
 def wsgi_target(environ: Mapping[str, object]) -> str:

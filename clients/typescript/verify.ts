@@ -7,6 +7,11 @@
  * abs(now - timestamp) > 300 s; rebuild the six canonical components from what arrived (never decoded,
  * sorted or re-encoded); verify RSA-SHA256 (PKCS#1 v1.5) with the key from GET /api/pubkey; on a signature
  * failure refetch the key once (it may have been rotated); never bypass. Trust the fields only after `ok`.
+ *
+ * A valid signature says the gateway sent the callback, not that it pays into your order: anyone can create
+ * a configuration with your callback URL (or a spelling of it that arrives byte-identical) and their own
+ * payout, and its callbacks are signed as well. `verifyPayment` therefore also takes what you stored for
+ * the order when you created it (address_in, coin) and refuses a callback that carries anything else.
  */
 import crypto from 'node:crypto';
 
@@ -16,6 +21,17 @@ export const SIGNATURE_HEADER = 'X-Gateway-Signature';
 
 export type FailureReason = 'missing-header' | 'bad-timestamp' | 'stale-timestamp' | 'bad-signature' | 'key-unavailable';
 export type VerifyResult = { ok: true; timestamp: number } | { ok: false; reason: FailureReason };
+
+/** What the merchant stored for the order from the create response, exactly as it was given. */
+export interface ExpectedPayment {
+  addressIn: string;
+  coin: string;
+}
+export type PaymentFailure = 'bad-fields' | 'wrong-address-in' | 'wrong-coin';
+export type CallbackFields = Record<string, unknown>;
+export type PaymentResult =
+  | { ok: true; timestamp: number; fields: CallbackFields }
+  | { ok: false; reason: FailureReason | PaymentFailure };
 
 /** What the HTTP stack hands over, before any parsing. */
 export interface CallbackRequest {
@@ -71,6 +87,56 @@ export function verifyCallback(request: CallbackRequest, publicKeyPem: string, n
   return valid ? { ok: true, timestamp: ts } : { ok: false, reason: 'bad-signature' };
 }
 
+/** The keys checked against the order: each must arrive exactly once, or the callback is refused. */
+const ORDER_KEYS = ['address_in', 'coin'] as const;
+
+function bodyText(body: CallbackRequest['rawBody']): string {
+  if (body === undefined) return '';
+  return typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
+}
+
+/**
+ * The callback's fields: the query of a GET, else a JSON body (it opens with `{`), else a form body.
+ * Undefined when they cannot be read or a checked key is missing or repeated. Call it on verified requests only.
+ */
+export function callbackFields(request: Pick<CallbackRequest, 'method' | 'url' | 'rawBody'>): CallbackFields | undefined {
+  const body = bodyText(request.rawBody);
+  if (request.method.toUpperCase() !== 'GET' && body.trimStart().startsWith('{')) {
+    try {
+      const parsed: unknown = JSON.parse(body);
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
+      const fields = parsed as CallbackFields;
+      return ORDER_KEYS.every((k) => typeof fields[k] === 'string') ? fields : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  const query = request.method.toUpperCase() === 'GET' ? (request.url.split('#')[0].split('?')[1] ?? '') : body;
+  const params = new URLSearchParams(query);
+  if (ORDER_KEYS.some((k) => params.getAll(k).length !== 1)) return undefined;
+  return Object.fromEntries(params);
+}
+
+/** Refuses fields whose address_in or coin is not the order's: null when they match. */
+export function checkPayment(fields: CallbackFields, expected: ExpectedPayment): PaymentFailure | null {
+  if (fields.address_in !== expected.addressIn) return 'wrong-address-in';
+  if (fields.coin !== expected.coin) return 'wrong-coin';
+  return null;
+}
+
+function paymentOf(request: CallbackRequest, result: VerifyResult, expected: ExpectedPayment): PaymentResult {
+  if (!result.ok) return result;
+  const fields = callbackFields(request);
+  if (!fields) return { ok: false, reason: 'bad-fields' };
+  const wrong = checkPayment(fields, expected);
+  return wrong ? { ok: false, reason: wrong } : { ok: true, timestamp: result.timestamp, fields };
+}
+
+/** The one-shot check with one key: signature and timestamp, then the order's address_in and coin. */
+export function verifyPaymentCallback(request: CallbackRequest, publicKeyPem: string, expected: ExpectedPayment, now: number = Date.now()): PaymentResult {
+  return paymentOf(request, verifyCallback(request, publicKeyPem, now), expected);
+}
+
 /** GET {gatewayUrl}/api/pubkey; anything but HTTP 200 with a PEM body is an error. */
 export async function fetchPublicKey(gatewayUrl: string): Promise<string> {
   const res = await fetch(`${gatewayUrl.replace(/\/+$/, '')}/api/pubkey`, { signal: AbortSignal.timeout(10_000) });
@@ -116,5 +182,13 @@ export class CallbackVerifier {
     if (result.ok || result.reason !== 'bad-signature' || fetched) return result;
     const fresh = await this.refetch();
     return fresh ? verifyCallback(request, fresh, now) : result;
+  }
+
+  /**
+   * The default path for a receiver: `verify`, then the fields, refused unless address_in and coin are what
+   * the merchant stored for the order (found by the merchant's own reference in its callback URL).
+   */
+  async verifyPayment(request: CallbackRequest, expected: ExpectedPayment, now: number = Date.now()): Promise<PaymentResult> {
+    return paymentOf(request, await this.verify(request, now), expected);
   }
 }

@@ -3,4 +3,6 @@
  * the merchant kit's standalone TypeScript verifier is the one implementation (clients/typescript, which a
  * merchant copies as it is); test/clients checks it, and the other languages, against real callbacks.
  */
-export { MAX_SKEW_SECONDS, verifyCallback, type CallbackRequest, type VerifyResult } from '../../clients/typescript/verify';
+export {
+  MAX_SKEW_SECONDS, callbackFields, checkPayment, verifyCallback, type CallbackRequest, type ExpectedPayment, type VerifyResult,
+} from '../../clients/typescript/verify';

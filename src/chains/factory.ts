@@ -3,6 +3,7 @@ import type { ChainAdapter } from './adapter';
 import { InvalidRequestError } from './adapter';
 import { tokenContract, type NetworkRuntime } from './config';
 import type { HdSeed } from './keys';
+import { rpcEndpoint } from './rpc-url';
 import { jsonRpc } from './devnet/process';
 import { EvmAdapter } from './evm/adapter';
 import { SolAdapter } from './sol/adapter';
@@ -29,7 +30,8 @@ export async function createAdapter(networkId: string, runtime: NetworkRuntime, 
   const tokens = tokenContracts(networkId, runtime);
   switch (net.family) {
     case 'evm': {
-      const chainId = BigInt(await jsonRpc<string>(runtime.rpcUrl, 'eth_chainId'));
+      const endpoint = rpcEndpoint(runtime.rpcUrl);
+      const chainId = BigInt(await jsonRpc<string>(endpoint.url, 'eth_chainId', [], endpoint.authorization ? { authorization: endpoint.authorization } : {}));
       return new EvmAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, rpcBatch: runtime.rpcBatch, chainId, seed, tokens, lock, finalityDepth: ASSETS[net.nativeTicker].confirmations });
     }
     case 'utxo':

@@ -160,17 +160,28 @@ function survivesServerLoss(pool: Pool): void {
   pool.on('connect', (client) => client.on('error', onError));
 }
 
+/** Whether the connecting role may create in the database, as every migration does (its own schema first). */
+async function mayMigrate(pool: Pool): Promise<boolean> {
+  const r = await pool.query<{ may: boolean }>("SELECT has_database_privilege(current_database(), 'CREATE') AS may");
+  if (!r.rows[0].may) logger.info('this database role may not change the schema: migrations are left to the worker');
+  return r.rows[0].may;
+}
+
 /** Releases a client, destroying it when its connection failed so the pool never hands it out again. */
 function release(client: PoolClient, failed: unknown): void {
   client.release(failed instanceof Error ? failed : undefined);
 }
 
-export async function openPostgres(url: string, opts: { migrate?: boolean; max?: number; lockMax?: number } = {}): Promise<Database> {
+/**
+ * `migrate: 'if-permitted'` migrates only with a role that may change the schema: the API's own role
+ * (drizzle/0015_api_role.sql) may not, and leaves the migrations to the worker.
+ */
+export async function openPostgres(url: string, opts: { migrate?: boolean | 'if-permitted'; max?: number; lockMax?: number } = {}): Promise<Database> {
   // A bounded connect: while the server is away, callers fail fast instead of queueing for ever.
   const pool = new Pool({ connectionString: url, max: opts.max ?? 10, connectionTimeoutMillis: 5_000 });
   survivesServerLoss(pool);
   const db = drizzlePg(pool, { schema }) as unknown as Db;
-  if (opts.migrate !== false) {
+  if (opts.migrate !== false && (opts.migrate !== 'if-permitted' || (await mayMigrate(pool)))) {
     const client = await pool.connect();
     try {
       await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);

@@ -52,13 +52,14 @@ export function runProcess<S>(
   role: string,
   build: (cfg: Config, database: Database) => S & { close?: () => Promise<void> },
   start: (services: S, stops: Array<() => Promise<void>>) => Promise<Record<string, unknown>>,
+  opts: { migrate?: boolean | 'if-permitted' } = {},
 ): void {
   const main = async () => {
     const cfg = productionConfig(role);
     await ethersKeccakInWasm();
     const stops: Array<() => Promise<void>> = [];
     onShutdown(stops);
-    const database = await openPostgres(cfg.databaseUrl!);
+    const database = await openPostgres(cfg.databaseUrl!, { migrate: opts.migrate });
     stops.push(() => database.close());
     const services = build(cfg, database);
     if (services.close) stops.push(services.close);

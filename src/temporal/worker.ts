@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker, type WorkflowBundle, type WorkerOptions } from '@temporalio/worker';
 import type { Config } from '../config';
+import { ScrubbedActivityFailures } from './scrub-failures';
 
 /** workflows/index as source under tsx/ts-jest, or as compiled JS under dist/. */
 export function workflowsEntry(): string {
@@ -98,6 +99,8 @@ export async function createWorker(opts: {
     maxConcurrentLocalActivityExecutions: WORKFLOW_TASK_SLOTS,
     workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: WORKFLOW_TASK_POLLS },
     nonStickyToStickyPollRatio: NORMAL_QUEUE_POLL_SHARE,
+    // No RPC credential or signed transaction in a history: failures leave activities scrubbed.
+    interceptors: { activity: [() => ({ inbound: new ScrubbedActivityFailures() })] },
     ...opts.extra,
   });
   return { worker, connection };

@@ -4,8 +4,12 @@ import type { Server } from 'node:http';
 import { performAttempt } from '../../src/callbacks/attempt';
 import { loadSigner } from '../../src/callbacks/signer';
 import type { CallbackEvent } from '../../src/callbacks/types';
-import { createMerchantReceiver } from '../../examples/merchant-receiver';
+import { createMerchantReceiver, orderReference } from '../../examples/merchant-receiver';
 import { btcSnapshot } from './fixtures/payload';
+
+/** The shop's orders by the reference in their callback URLs, as their create responses gave them. */
+const ORDERS: Record<string, { addressIn: string; coin: string }> = { 'A-1': { addressIn: btcSnapshot.address_in, coin: 'btc' } };
+const orderOf = (target: string) => ORDERS[orderReference(target) ?? ''];
 
 const keyPem = () => crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 const signer = loadSigner({ dataDir: '/nonexistent', signingKeyFile: undefined, signingKeyPem: keyPem() });
@@ -19,7 +23,7 @@ async function listen(app: ReturnType<typeof createMerchantReceiver>['app']): Pr
 
 describe('examples/merchant-receiver.ts', () => {
   it.each([[0, 0], [1, 0], [1, 1]])('post=%i json=%i: verifies, fulfils each confirmed UUID once and answers 200', async (post, json) => {
-    const receiver = createMerchantReceiver({ publicKey: (await signer.publicKeyPem())! });
+    const receiver = createMerchantReceiver({ publicKey: (await signer.publicKeyPem())!, orderOf });
     const { server, port } = await listen(receiver.app);
     const target = { url: `http://127.0.0.1:${port}/orders/callback?order=A-1`, post, json, convert: 1 };
     const send = (event: CallbackEvent) =>
@@ -40,9 +44,10 @@ describe('examples/merchant-receiver.ts', () => {
         fetches++;
         return current;
       },
+      orderOf,
     });
     const { server, port } = await listen(receiver.app);
-    const target = { url: `http://127.0.0.1:${port}/cb`, post: 1, json: 1, convert: 0 };
+    const target = { url: `http://127.0.0.1:${port}/cb?order=A-1`, post: 1, json: 1, convert: 0 };
     const rejected = await performAttempt({ target, snapshot: btcSnapshot, event: 'confirmed', signer, policy: local, timeoutMs: 5000 });
     expect(rejected).toMatchObject({ outcome: 'failed', status: 401 });
     expect(receiver.fulfilled.size).toBe(0);
@@ -56,11 +61,39 @@ describe('examples/merchant-receiver.ts', () => {
   });
 
   it('rejects a replay with a stale timestamp', async () => {
-    const receiver = createMerchantReceiver({ publicKey: (await signer.publicKeyPem())!, now: () => Date.now() + 301_000 });
+    const receiver = createMerchantReceiver({ publicKey: (await signer.publicKeyPem())!, now: () => Date.now() + 301_000, orderOf });
     const { server, port } = await listen(receiver.app);
-    const r = await performAttempt({ target: { url: `http://127.0.0.1:${port}/cb`, post: 1, json: 1, convert: 0 }, snapshot: btcSnapshot, event: 'confirmed', signer, policy: local, timeoutMs: 5000 });
+    const r = await performAttempt({ target: { url: `http://127.0.0.1:${port}/cb?order=A-1`, post: 1, json: 1, convert: 0 }, snapshot: btcSnapshot, event: 'confirmed', signer, policy: local, timeoutMs: 5000 });
     server.close();
     expect(r).toMatchObject({ outcome: 'failed', status: 401, body: 'rejected: stale-timestamp' });
     expect(receiver.fulfilled.size).toBe(0);
   });
+
+  it.each([[0, 0], [1, 0], [1, 1]])(
+    'post=%i json=%i: refuses a genuinely signed callback of another configuration for the order (squat, alias) and of an unknown order',
+    async (post, json) => {
+      const receiver = createMerchantReceiver({ publicKey: (await signer.publicKeyPem())!, orderOf });
+      const { server, port } = await listen(receiver.app);
+      const send = (url: string, snapshot: typeof btcSnapshot) =>
+        performAttempt({ target: { url, post, json, convert: 0 }, snapshot, event: 'confirmed', signer, policy: local, timeoutMs: 5000 });
+      const squat = { ...btcSnapshot, address_in: 'bc1qattackerin', address_out: 'bc1qattackerout' };
+      const outcomes = [
+        await send(`http://127.0.0.1:${port}/cb?order=A-1`, squat),
+        await send(`http://127.0.0.1:${port}/./cb?order=A-1&#x`, squat),
+        await send(`http://127.0.0.1:${port}/cb?order=A-1`, { ...btcSnapshot, coin: 'ltc' }),
+        await send(`http://127.0.0.1:${port}/cb?order=B-2`, btcSnapshot),
+      ];
+      server.close();
+      expect(outcomes.map((o) => [o.outcome, o.status, o.body])).toEqual([
+        ['failed', 401, 'rejected: wrong-address-in'],
+        ['failed', 401, 'rejected: wrong-address-in'],
+        ['failed', 401, 'rejected: wrong-coin'],
+        ['failed', 404, 'rejected: unknown order'],
+      ]);
+      expect(receiver.received.map((r) => [r.verified, r.refused])).toEqual([
+        [true, 'wrong-address-in'], [true, 'wrong-address-in'], [true, 'wrong-coin'], [true, 'unknown order'],
+      ]);
+      expect(receiver.fulfilled.size).toBe(0);
+    },
+  );
 });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { verifyCallback as projectVerify } from '../../src/callbacks/verify';
-import { CallbackVerifier, verifyCallback as clientVerify } from '../../clients/typescript/verify';
+import { CallbackVerifier, verifyCallback as clientVerify, verifyPaymentCallback } from '../../clients/typescript/verify';
 import { captureCallbacks, newKeyPem, publicOf, type Captured } from './helpers/capture';
 import { refetchCases, signatureCases, writeCases, type FixtureCase } from './helpers/fixtures';
 import { startKeyServer } from './helpers/key-server';
@@ -66,7 +66,7 @@ it('captures a real callback of every transport and event, GET with the merchant
   expect(captured[2].request.headers['content-type']).toBe('application/x-www-form-urlencoded');
   expect(captured[4].request.headers['content-type']).toBe('application/json');
   const verdicts = new Set(signature.map((c) => String(c.expect.reason)));
-  expect([...verdicts].sort()).toEqual(['bad-signature', 'bad-timestamp', 'missing-header', 'null', 'stale-timestamp']);
+  expect([...verdicts].sort()).toEqual(['bad-signature', 'bad-timestamp', 'missing-header', 'null', 'stale-timestamp', 'wrong-address-in', 'wrong-coin']);
 });
 
 it('TypeScript (clients/typescript, standalone; the project verifies with this same code) gets every case right', async () => {
@@ -76,9 +76,10 @@ it('TypeScript (clients/typescript, standalone; the project verifies with this s
   for (const c of cases) {
     const request = { method: c.method, url: c.target, headers: c.headers, rawBody: Buffer.from(c.body_b64, 'base64') };
     const pem = c.key_file ? fs.readFileSync(c.key_file, 'utf8') : undefined;
+    const expected = { addressIn: c.expected.address_in, coin: c.expected.coin };
     const r = c.gateway
-      ? await new CallbackVerifier({ gatewayUrl: c.gateway, publicKeyPem: pem }).verify(request, c.now * 1000)
-      : clientVerify(request, pem!, c.now * 1000);
+      ? await new CallbackVerifier({ gatewayUrl: c.gateway, publicKeyPem: pem }).verifyPayment(request, expected, c.now * 1000)
+      : verifyPaymentCallback(request, pem!, expected, c.now * 1000);
     outcomes.push({ name: c.name, ok: r.ok, reason: r.ok ? null : r.reason });
   }
   expectVerdicts(cases, outcomes);

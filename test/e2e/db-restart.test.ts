@@ -62,6 +62,7 @@ describe('a PostgreSQL outage', () => {
     });
     expect(created.status).toBe(200);
     const { address_in: addressIn } = (await created.json()) as { address_in: string };
+    gw.orders.add(callback, 'eth', { address_in: addressIn });
     const logsUrl = `${base}/eth/logs?callback=${encodeURIComponent(callback)}`;
 
     stopPostgres();

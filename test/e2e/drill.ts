@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createMerchantReceiver } from '../../examples/merchant-receiver';
+import { OrderBook } from './order-book';
 import { startDevnets, type Devnets } from '../../src/chains/devnet';
 import { HdSeed } from '../../src/chains/keys';
 import { ensureDefaultKey } from '../../src/callbacks/signer';
@@ -132,7 +133,8 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
     for (const p of Object.values(proxies)) stops.push(() => p.close());
 
     const publicKey = createPublicKey(fs.readFileSync(ensureDefaultKey(dir), 'utf8')).export({ type: 'spki', format: 'pem' }) as string;
-    const merchant = createMerchantReceiver({ publicKey });
+    const orders = new OrderBook();
+    const merchant = createMerchantReceiver({ publicKey, orderOf: orders.orderOf });
     const merchantServer = http.createServer(merchant.app);
     await new Promise<void>((r) => merchantServer.listen(0, '127.0.0.1', () => r()));
     stops.push(() => new Promise<void>((r) => { merchantServer.closeAllConnections(); merchantServer.close(() => r()); }));
@@ -170,6 +172,7 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
         });
         const body = (await res.json()) as Record<string, string>;
         if (res.status !== 200) throw new Error(`drill: create ${ticker} → ${res.status} ${JSON.stringify(body)}`);
+        orders.add(callbackUrl, ticker, body);
         configs.push({ ticker, callbackUrl, addressIn: body.address_in, addressOut, deposits: [] });
       }
     }

@@ -7,6 +7,7 @@ import { Contract, JsonRpcProvider, Network } from 'ethers';
 import { Connection, PublicKey } from '@solana/web3.js';
 import { getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { createMerchantReceiver } from '../../examples/merchant-receiver';
+import { OrderBook } from './order-book';
 import { startDevnets, type DevnetOptions, type Devnets } from '../../src/chains/devnet';
 import { devnetUtxo } from '../../src/chains/devnet/drive';
 import { ERC20 } from '../../src/chains/evm/erc20';
@@ -39,6 +40,8 @@ export async function startGateway(
     devnets?: Pick<DevnetOptions, 'bitcoin' | 'bitcoincash'>;
     /** The payment workflows' fallback reading (default 1 second: the watcher's signals are not waited for). */
     depositPollInterval?: string;
+    /** Replaces variables of the local nodes (e.g. an RPC URL through a proxy) once they run. */
+    chainEnv?: (devnetEnv: Record<string, string>) => Promise<Record<string, string>>;
   } = {},
 ) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-e2e-'));
@@ -79,7 +82,8 @@ export async function startGateway(
       searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES,
     });
     stops.push(() => temporal.stop());
-    const services: Services = buildServices(cfg, database, { ...env, ...devnets.env });
+    const chainEnv = { ...devnets.env, ...(await opts.chainEnv?.(devnets.env)) };
+    const services: Services = buildServices(cfg, database, { ...env, ...chainEnv });
     if (opts.prices) services.prices = opts.prices;
     stops.push(() => services.close());
     let worker: WorkerRuntime | undefined;
@@ -93,13 +97,14 @@ export async function startGateway(
     stops.push(() => api.stop());
 
     const publicKey = (await services.signer.publicKeyPem())!;
-    const merchant = createMerchantReceiver({ publicKey });
+    const orders = new OrderBook();
+    const merchant = createMerchantReceiver({ publicKey, orderOf: orders.orderOf });
     const merchantServer = http.createServer(merchant.app);
     await new Promise<void>((r) => merchantServer.listen(0, '127.0.0.1', () => r()));
     stops.push(() => new Promise<void>((r) => { merchantServer.closeAllConnections(); merchantServer.close(() => r()); }));
     const merchantUrl = `http://127.0.0.1:${(merchantServer.address() as AddressInfo).port}`;
 
-    return { dir, cfg, env, database, devnets, temporal, services, worker, api, merchant, merchantUrl, publicKey, stop };
+    return { dir, cfg, env, database, devnets, temporal, services, worker, api, merchant, merchantUrl, orders, publicKey, stop };
   } catch (e) {
     await stop().catch(() => undefined);
     throw e;
@@ -115,6 +120,7 @@ export async function createConfig(gw: Gateway, ticker: string, params: Record<s
   });
   const body = (await res.json()) as Record<string, string>;
   if (res.status !== 200) throw new Error(`create ${ticker} → ${res.status} ${JSON.stringify(body)}`);
+  gw.orders.add(String(params.callback_url), ticker, body);
   return body;
 }
 

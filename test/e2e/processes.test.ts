@@ -120,6 +120,7 @@ describe('separate API and worker processes', () => {
     });
     expect(res.status).toBe(200);
     const config = (await res.json()) as { address_in: string };
+    gw.orders.add(callback, 'eth', config);
     const txid = await devnetPay(gw.devnets.state, 'eth', config.address_in, '0.4');
     const confirmed = await waitForCallback(gw, (f) => f.txid_in === txid && f.result === 'sent', 120_000, 'confirmed callback');
     await waitFor(async () => (await logsOf(gw, 'eth', callback)).body.callbacks?.[0]?.result === 'done', 30_000, 'done');

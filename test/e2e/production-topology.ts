@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'pg';
 import { createMerchantReceiver } from '../../examples/merchant-receiver';
+import { OrderBook } from './order-book';
 import { startDevnets } from '../../src/chains/devnet';
 import { HdSeed } from '../../src/chains/keys';
 import { ensureDefaultKey } from '../../src/callbacks/signer';
@@ -80,7 +81,8 @@ export async function runProductionTopology(o: { waves: number; settleMs: number
     const st = devnets.state;
 
     const publicKey = createPublicKey(fs.readFileSync(ensureDefaultKey(dir), 'utf8')).export({ type: 'spki', format: 'pem' }) as string;
-    const merchant = createMerchantReceiver({ publicKey });
+    const orders = new OrderBook();
+    const merchant = createMerchantReceiver({ publicKey, orderOf: orders.orderOf });
     const merchantServer = http.createServer(merchant.app);
     await new Promise<void>((r) => merchantServer.listen(0, '127.0.0.1', () => r()));
     stops.push(() => new Promise<void>((r) => { merchantServer.closeAllConnections(); merchantServer.close(() => r()); }));
@@ -115,6 +117,7 @@ export async function runProductionTopology(o: { waves: number; settleMs: number
       });
       const body = (await res.json()) as Record<string, string>;
       if (res.status !== 200) throw new Error(`create ${ticker} → ${res.status} ${JSON.stringify(body)}`);
+      orders.add(callbackUrl, ticker, body);
       configs.push({ ticker, callbackUrl, addressIn: body.address_in, addressOut, deposits: [] });
     }
     let mining = true;

@@ -1,4 +1,8 @@
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { rpcErrorMessage } from '../../src/chains/rpc-errors';
+import { credentialsOf, rpcEndpoint } from '../../src/chains/rpc-url';
 import { describeError, scrubText } from '../../src/observability/redact';
+import { scrubbedFailure } from '../../src/temporal/scrub-failures';
 
 /** Log lines never carry a URL or a query string (a callback URL is a merchant's identity; RPC URLs may hold credentials). */
 describe('describeError / scrubText', () => {
@@ -26,6 +30,60 @@ describe('describeError / scrubText', () => {
 
   it('describes non-errors and bounds the length', () => {
     expect(describeError('plain ?x=1')).toEqual({ name: 'string', message: 'plain ?[query]' });
-    expect(describeError(new Error('x'.repeat(5000))).message.length).toBe(500);
+    // Words: a run of 5000 letters would be taken for a blob (base64 of signed bytes) and replaced.
+    expect(describeError(new Error('word '.repeat(1000))).message.length).toBe(500);
+  });
+});
+
+/** Signed transactions and RPC credentials stay out of errors, activity results and Temporal histories. */
+describe('secrets in errors at their source', () => {
+  const RAW = `0x02f8b1827a69808459682f00850${'ab'.repeat(90)}`;
+  const B64 = `AQAB${'Zm9vYmFy'.repeat(30)}==`;
+  const TXID = `0x${'c'.repeat(64)}`;
+
+  it('scrubText removes signed-transaction-sized hex and base64, and keeps txids and signatures', () => {
+    const out = scrubText(`broadcast ${RAW} as ${TXID} failed; solana ${B64} sig 5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW`);
+    expect(out).not.toContain(RAW.slice(2, 60));
+    expect(out).not.toContain(B64.slice(0, 60));
+    expect(out).toContain(TXID);
+    expect(out).toContain('5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW');
+  });
+
+  it('rpcErrorMessage keeps an RPC library\'s short message and the node\'s own error, never its request', () => {
+    // The shape of ethers' errors: message = short message + request URL + payload (the signed bytes).
+    const e = Object.assign(new Error(`could not coalesce error (error={ "code": -32000, "message": "nonce too low" }, payload={ "method": "eth_sendRawTransaction", "params": [ "${RAW}" ] }, info={ "requestUrl": "http://10.0.0.5:8545/?key=s3cr3t" }, code=UNKNOWN_ERROR)`), {
+      shortMessage: 'could not coalesce error', error: { code: -32000, message: 'nonce too low' },
+    });
+    expect(rpcErrorMessage(e)).toBe('could not coalesce error: nonce too low');
+    expect(rpcErrorMessage(new Error('request to https://user:pw@rpc.example/v2/KEY?x=1 failed'))).toBe('request to [url] failed');
+    expect(rpcErrorMessage('down')).toBe('down');
+  });
+
+  it('rpcEndpoint moves credentials into a basic Authorization header and keeps a key in the path or query', () => {
+    expect(rpcEndpoint('https://rpc.example/v2/KEY?api-key=K')).toEqual({ url: 'https://rpc.example/v2/KEY?api-key=K' });
+    expect(rpcEndpoint('http://us%40er:p%3Ass@10.0.0.5:8545/?api-key=K')).toEqual({
+      url: 'http://10.0.0.5:8545/?api-key=K', authorization: `Basic ${Buffer.from('us@er:p:ss').toString('base64')}`,
+    });
+  });
+
+  it('credentialsOf names what of an RPC URL may be a key, and rpcErrorMessage takes it out of a node\'s words', () => {
+    const url = 'https://rpcuser:pa55word-x@rpc.example/v2/AbCdEf0123456789?api-key=K3y-0123456789&n=1';
+    const credentials = credentialsOf(url);
+    expect(credentials.sort()).toEqual(['AbCdEf0123456789', 'K3y-0123456789', 'pa55word-x']);
+    expect(rpcErrorMessage(new Error('401: unknown API key K3y-0123456789 for project AbCdEf0123456789'), credentials)).toBe('401: unknown API key [credential] for project [credential]');
+  });
+
+  it('scrubbedFailure keeps type and retry flag, scrubs message and stack, drops the cause', () => {
+    const cause = new Error('GET http://user:s3cr3t@node.example/ failed');
+    class NodeDown extends Error {}
+    const plain = scrubbedFailure(Object.assign(new NodeDown(`eth_call via http://user:s3cr3t@node.example/?k=s3cr3t: ${RAW}`), { cause })) as ApplicationFailure;
+    expect(plain).toBeInstanceOf(ApplicationFailure);
+    expect([plain.type, plain.nonRetryable, plain.cause]).toEqual(['NodeDown', false, undefined]);
+    expect(plain.message).toBe('eth_call via [url] [hex]');
+    expect(plain.stack).not.toMatch(/s3cr3t|abab/);
+    const own = scrubbedFailure(ApplicationFailure.nonRetryable('refused by http://node.example/?key=s3cr3t', 'ForwardCollision', { n: 1 })) as ApplicationFailure;
+    expect([own.type, own.nonRetryable, own.details, own.message]).toEqual(['ForwardCollision', true, [{ n: 1 }], 'refused by [url]']);
+    const cancelled = new CancelledFailure('cancelled');
+    expect(scrubbedFailure(cancelled)).toBe(cancelled);
   });
 });

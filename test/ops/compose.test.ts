@@ -26,6 +26,7 @@ const extraVariables = /^([A-Z]+_RPC_URL|[A-Z]+_WS_URL|[A-Z]+_CHAIN|[A-Z0-9]+_[A
 function substitute(value: string): string {
   return value.replace(/\$\{([A-Z_]+)(:[?-])?([^}]*)\}/g, (_m, name: string, op: string | undefined, rest: string) => {
     if (name === 'POSTGRES_PASSWORD') return 'sample-password';
+    if (name === 'API_DATABASE_PASSWORD') return 'sample-api-password';
     return op === ':-' ? rest : '';
   });
 }
@@ -33,7 +34,7 @@ function substitute(value: string): string {
 describe('docker-compose.yml', () => {
   it('has every service of the production topology', () => {
     expect(Object.keys(services).sort()).toEqual(
-      ['gateway-api', 'gateway-worker', 'postgres', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui'].sort(),
+      ['gateway-api', 'gateway-api-role', 'gateway-worker', 'postgres', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui'].sort(),
     );
     expect(services.postgres.image).toMatch(/^postgres:/);
     expect(services['temporal-schema'].image).toMatch(/^temporalio\/admin-tools:/);
@@ -76,11 +77,24 @@ describe('docker-compose.yml', () => {
     }
     const substituted = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, substitute(String(v))]));
     const cfg = loadConfig(substituted);
-    expect(cfg.databaseUrl).toMatch(/^postgres:\/\/gateway:sample-password@postgres:5432\/gateway$/);
+    // The worker as the owner (it migrates), the API as its own role (drizzle/0015_api_role.sql).
+    expect(cfg.databaseUrl).toBe(name === 'gateway-api' ? 'postgres://gateway_api:sample-api-password@postgres:5432/gateway' : 'postgres://gateway:sample-password@postgres:5432/gateway');
     expect(cfg.temporalAddress).toBe('temporal:7233');
     expect(cfg.callbackAllowPrivate).toBe(false);
     expect(cfg.metricsPort).toBe(9464);
     expect(() => chainConfigFromEnv(substituted)).not.toThrow();
+  });
+
+  it('the API logs in as its own role once the worker has migrated: ops/postgres/api-role.sh after a healthy worker', () => {
+    const role = services['gateway-api-role'];
+    expect(role.entrypoint).toEqual(['/bin/sh', '/etc/gateway-postgres/api-role.sh']);
+    expect(role.volumes).toContain('./ops/postgres:/etc/gateway-postgres:ro');
+    expect(role.depends_on!['gateway-worker'].condition).toBe('service_healthy');
+    expect(role.environment).toMatchObject({ PGHOST: 'postgres', PGUSER: 'gateway', PGDATABASE: 'gateway' });
+    for (const [k, v] of Object.entries(role.environment!)) if (/PASSWORD/.test(k)) expect(v).toMatch(/^\$\{/);
+    expect(services['gateway-api'].depends_on!['gateway-api-role'].condition).toBe('service_completed_successfully');
+    expect(services['gateway-worker'].depends_on).not.toHaveProperty('gateway-api');
+    expect(fs.existsSync(path.join(root, 'ops/postgres/api-role.sh'))).toBe(true);
   });
 
   it('publishes the API port the config names, and metrics only on loopback', () => {

@@ -1,4 +1,5 @@
-import { JsonRpcProvider, type JsonRpcPayload, type JsonRpcResult } from 'ethers';
+import { FetchRequest, JsonRpcProvider, type JsonRpcPayload, type JsonRpcResult } from 'ethers';
+import { rpcEndpoint } from '../rpc-url';
 
 /** UTF-8 as ethers reads it: invalid bytes throw, and a byte order mark is kept (so JSON.parse refuses it too). */
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -10,6 +11,17 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * body. The request, its retries, redirects, throttling and timeout stay ethers' (FetchRequest). A body
  * that is not UTF-8 or not JSON is read again by ethers, which throws its own error for it, as before.
  */
+/**
+ * The node's URL as ethers' request: credentials in it go into an Authorization header (ethers refuses a URL
+ * with credentials, and its setCredentials refuses plain HTTP, which a node on a private network may use).
+ */
+export function evmRpcRequest(rpcUrl: string): FetchRequest {
+  const endpoint = rpcEndpoint(rpcUrl);
+  const request = new FetchRequest(endpoint.url);
+  if (endpoint.authorization) request.setHeader('authorization', endpoint.authorization);
+  return request;
+}
+
 export class EvmRpcProvider extends JsonRpcProvider {
   // ethers types the answers as JsonRpcResult[], and its own _send returns JSON-RPC errors in it as well.
   override async _send(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {

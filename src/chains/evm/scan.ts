@@ -1,5 +1,6 @@
 import { getAddress, isError, type Block, type JsonRpcProvider } from 'ethers';
 import { NodeUnavailableError, type ObservedDeposit, type ScannedBlock } from '../adapter';
+import { rpcErrorMessage } from '../rpc-errors';
 import { TRANSFER_TOPIC, parseTransferLog } from './erc20';
 
 /** ETH deposits use this index: a Transfer log can be log 0 of a transaction that also carries value. */
@@ -11,7 +12,7 @@ export async function nodeCall<T>(fn: () => Promise<T>): Promise<T> {
     return await fn();
   } catch (e) {
     if (isError(e, 'NETWORK_ERROR') || isError(e, 'TIMEOUT') || isError(e, 'SERVER_ERROR') || isError(e, 'UNKNOWN_ERROR')) {
-      throw new NodeUnavailableError(String((e as Error).message), { cause: e });
+      throw new NodeUnavailableError(rpcErrorMessage(e), { cause: e });
     }
     throw e;
   }

@@ -18,6 +18,8 @@ import { deriveSolKeypair, validateAddress } from '../addresses';
 import type { ChainMode } from '../config';
 import type { HdSeed } from '../keys';
 import { solFeePayerSeed } from '../sponsor';
+import { rpcErrorMessage } from '../rpc-errors';
+import { credentialsOf } from '../rpc-url';
 import { ACCOUNT_SIZE } from '@solana/spl-token';
 import {
   DEFAULT_PRIORITY_FEE_MAX_MICROLAMPORTS,
@@ -51,11 +53,13 @@ export class SolAdapter implements ChainAdapter {
   readonly network: string;
   readonly connection: Connection;
   private readonly mints = new Map<string, string>();
+  private readonly credentials: string[];
   private readonly nativeTicker: string;
 
   constructor(private readonly opts: SolAdapterOptions) {
     this.network = opts.network;
     this.nativeTicker = NETWORKS[opts.network].nativeTicker;
+    this.credentials = credentialsOf(opts.rpcUrl);
     this.connection = solConnection(opts.rpcUrl);
     for (const [ticker, mint] of Object.entries(opts.tokens)) this.mints.set(mint, ticker);
   }
@@ -175,7 +179,7 @@ export class SolAdapter implements ChainAdapter {
         // "Already processed" is a refusal too: the status cache, asked again, tells it by the txid.
         const again = await this.call(() => this.connection.getSignatureStatuses([tx.txid], { searchTransactionHistory: true }));
         if (again.value[0]) continue;
-        throw new BroadcastRejectedError(`${tx.txid} rejected: ${e.message}`, { cause: e });
+        throw new BroadcastRejectedError(`${tx.txid} rejected: ${rpcErrorMessage(e, this.credentials)}`, { cause: e });
       }
     }
   }

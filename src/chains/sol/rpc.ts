@@ -1,5 +1,6 @@
 import { Connection, SendTransactionError, SolanaJSONRPCError } from '@solana/web3.js';
 import { ChainError, NodeUnavailableError } from '../adapter';
+import { rpcEndpoint } from '../rpc-url';
 
 /**
  * web3.js 1.x turns an HTTP answer other than 2xx into a plain Error whose only trace of the status is its
@@ -45,9 +46,18 @@ const fetchRpc: typeof fetch = async (input, init) => {
   return res;
 };
 
-/** A Connection whose transport failures arrive as NodeUnavailableError subclasses. */
+/**
+ * A Connection whose transport failures arrive as NodeUnavailableError subclasses. Credentials in the URL
+ * go into an Authorization header (fetch refuses a URL that holds them).
+ */
 export function solConnection(rpcUrl: string): Connection {
-  return new Connection(rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true, fetch: fetchRpc as never });
+  const endpoint = rpcEndpoint(rpcUrl);
+  return new Connection(endpoint.url, {
+    commitment: 'confirmed',
+    disableRetryOnRateLimit: true,
+    fetch: fetchRpc as never,
+    ...(endpoint.authorization ? { httpHeaders: { authorization: endpoint.authorization } } : {}),
+  });
 }
 
 /**

@@ -1,5 +1,7 @@
 import Decimal from 'decimal.js';
 import { NodeUnavailableError } from '../adapter';
+import { rpcErrorMessage } from '../rpc-errors';
+import { credentialsOf, rpcEndpoint } from '../rpc-url';
 
 /** An error the node answered with (as opposed to not answering). */
 export class RpcError extends Error {
@@ -19,13 +21,13 @@ export class RpcError extends Error {
 export class BitcoinRpc {
   private readonly url: string;
   private readonly auth?: string;
+  private readonly credentials: string[];
 
   constructor(rpcUrl: string, private readonly timeoutMs = 30_000) {
-    const u = new URL(rpcUrl);
-    if (u.username) this.auth = 'Basic ' + Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64');
-    u.username = '';
-    u.password = '';
-    this.url = u.toString();
+    const endpoint = rpcEndpoint(rpcUrl);
+    this.credentials = credentialsOf(rpcUrl);
+    this.auth = endpoint.authorization;
+    this.url = endpoint.url;
   }
 
   async call<T>(method: string, params: unknown[] = []): Promise<T> {
@@ -41,7 +43,7 @@ export class BitcoinRpc {
       if (res.status === 401 || res.status === 403) throw new NodeUnavailableError(`${method}: node refused the credentials (HTTP ${res.status})`);
     } catch (e) {
       if (e instanceof NodeUnavailableError) throw e;
-      throw new NodeUnavailableError(`${method}: node not reachable: ${(e as Error).message}`, { cause: e });
+      throw new NodeUnavailableError(`${method}: node not reachable: ${rpcErrorMessage(e, this.credentials)}`, { cause: e });
     }
     let body: { result?: T; error?: { code: number; message: string } | null };
     try {

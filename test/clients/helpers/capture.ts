@@ -16,6 +16,8 @@ export type TransportName = 'get' | 'form' | 'json';
 export interface Captured {
   transport: TransportName;
   event: CallbackEvent;
+  /** What the gateway sent: the order's address_in and coin come from it. */
+  snapshot: CallbackSnapshot;
   request: Recorded;
 }
 
@@ -52,7 +54,7 @@ export async function captureCallbacks(): Promise<{ publicPem: string; captured:
     for (const step of PLAN) {
       const outcome = await deliver(signer, receiver.url(`${MERCHANT_PATH}#fragment`), step);
       if (outcome.outcome !== 'delivered') throw new Error(`capture ${step.transport}/${step.event}: ${outcome.error}`);
-      captured.push({ transport: step.transport, event: step.event, request: receiver.requests[receiver.requests.length - 1] });
+      captured.push({ transport: step.transport, event: step.event, snapshot: step.snapshot, request: receiver.requests[receiver.requests.length - 1] });
     }
   } finally {
     await receiver.close();

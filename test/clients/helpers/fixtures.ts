@@ -17,6 +17,8 @@ export interface FixtureCase {
   key_file: string | null;
   /** Gateway base URL to (re)fetch the key from; null: a single check with key_file. */
   gateway: string | null;
+  /** What the merchant stored for the order (the create response's address_in and coin). */
+  expected: { address_in: string; coin: string };
   expect: { ok: boolean; reason: string | null };
   /** With a gateway: how many GET /api/pubkey the verifier must make. */
   fetches?: { served: Served; id: string; count: number };
@@ -33,12 +35,12 @@ function lastByteFlipped(b: Buffer): Buffer {
 /** Every captured callback as it arrived (must verify), and tampered with in each way SPEC 5 forbids (must not). */
 export function signatureCases(captured: Captured[], keys: { right: string; wrong: string }): FixtureCase[] {
   const cases: FixtureCase[] = [];
-  for (const { transport, event, request: r } of captured) {
+  for (const { transport, event, snapshot, request: r } of captured) {
     const headers = Object.fromEntries(SIGNED.map((h) => [h, String(r.headers[h])]));
     const ts = Number(headers['x-gateway-timestamp']);
     const base: FixtureCase = {
       name: '', method: r.method, target: r.url, headers, body_b64: r.rawBody.toString('base64'), now: ts, key_file: keys.right, gateway: null,
-      expect: { ok: true, reason: null },
+      expected: { address_in: snapshot.address_in, coin: snapshot.coin }, expect: { ok: true, reason: null },
     };
     const add = (what: string, over: Partial<FixtureCase>, reason: string | null) =>
       cases.push({ ...base, ...over, name: `${transport}/${event}: ${what}`, expect: { ok: reason === null, reason } });
@@ -62,6 +64,12 @@ export function signatureCases(captured: Captured[], keys: { right: string; wron
     add('no timestamp header', { headers: { host: headers.host, 'x-gateway-signature': headers['x-gateway-signature'] } }, 'missing-header');
     add('signature not base64', { headers: { ...headers, 'x-gateway-signature': `!${headers['x-gateway-signature']}` } }, 'bad-signature');
     add('wrong key', { key_file: keys.wrong }, 'bad-signature');
+    // A genuine signature for the merchant's own callback URL, from a configuration whose address_in is not the
+    // one the merchant stored for the order: a squat or an alias of its URL. Its payment goes to another payout.
+    add('address_in of another configuration (squat, alias)', { expected: { address_in: `${snapshot.address_in}x`, coin: snapshot.coin } }, 'wrong-address-in');
+    add('address_in in another case', { expected: { address_in: snapshot.address_in.toUpperCase(), coin: snapshot.coin } }, 'wrong-address-in');
+    add('another coin than the order\'s', { expected: { address_in: snapshot.address_in, coin: snapshot.coin === 'eth' ? 'btc' : 'eth' } }, 'wrong-coin');
+    add('forged address_in and a stale timestamp: the timestamp first', { now: ts + 301, expected: { address_in: 'other', coin: snapshot.coin } }, 'stale-timestamp');
   }
   return cases;
 }

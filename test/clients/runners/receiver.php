@@ -1,5 +1,6 @@
 <?php
-// The plain-PHP snippet of clients/php/README.md as a receiver for `php -S`: GATEWAY_URL and KEY_FILE from the environment.
+// The plain-PHP snippet of clients/php/README.md as a receiver for `php -S`: GATEWAY_URL, KEY_FILE and ORDERS
+// (the shop's orders as JSON: reference => address_in and coin from their create responses) from the environment.
 declare(strict_types=1);
 
 require getenv('CLIENT_DIR') . '/GatewayCallback.php';
@@ -9,9 +10,15 @@ use Gateway\Callback\GatewayCallback;
 $keyFile = (string) getenv('KEY_FILE');
 $cached = is_file($keyFile) ? (string) file_get_contents($keyFile) : null;
 $verifier = new GatewayCallback((string) getenv('GATEWAY_URL'), $cached);
+$orders = json_decode((string) getenv('ORDERS'), true);
 
-$raw = (string) file_get_contents('php://input');
-$result = $verifier->verifyGlobals($raw);
+parse_str((string) parse_url($_SERVER['REQUEST_URI'], PHP_URL_QUERY), $query);
+$order = $orders[$query['order'] ?? ''] ?? null;
+if ($order === null) {
+    http_response_code(404);
+    exit('unknown order');
+}
+$result = $verifier->verifyPaymentGlobals($order['address_in'], $order['coin']);
 if (!$result->ok) {
     http_response_code(401);
     exit($result->reason);
@@ -19,14 +26,6 @@ if (!$result->ok) {
 if ($verifier->publicKeyPem() !== $cached) {
     file_put_contents($keyFile, $verifier->publicKeyPem());
 }
-
-if ($_SERVER['REQUEST_METHOD'] === 'GET') {
-    parse_str((string) parse_url($_SERVER['REQUEST_URI'], PHP_URL_QUERY), $fields);
-} elseif (strpos($_SERVER['CONTENT_TYPE'] ?? '', 'application/json') === 0) {
-    $fields = json_decode($raw, true);
-} else {
-    parse_str($raw, $fields);
-}
-parse_str((string) parse_url($_SERVER['REQUEST_URI'], PHP_URL_QUERY), $query);
+$fields = $result->fields;
 http_response_code(200);
-echo implode(' ', ['ok', $fields['uuid'], $fields['result'], (string) $fields['pending'], $fields['coin'], $query['order'] ?? '-']);
+echo implode(' ', ['ok', $fields['uuid'], $fields['result'], (string) $fields['pending'], $fields['coin'], $query['order']]);

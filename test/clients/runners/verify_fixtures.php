@@ -9,11 +9,12 @@ use Gateway\Callback\GatewayCallback;
 $out = [];
 foreach (json_decode((string) file_get_contents($argv[1]), true) as $case) {
     $body = base64_decode($case['body_b64'], true);
+    ['address_in' => $addressIn, 'coin' => $coin] = $case['expected'];
     $key = $case['key_file'] !== null ? (string) file_get_contents($case['key_file']) : null;
     if ($case['gateway'] !== null) {
-        $r = (new GatewayCallback($case['gateway'], $key))->verifyRequest($case['method'], $case['target'], $case['headers'], $body, $case['now']);
+        $r = (new GatewayCallback($case['gateway'], $key))->verifyPayment($case['method'], $case['target'], $case['headers'], $body, $addressIn, $coin, $case['now']);
     } else {
-        $r = GatewayCallback::verify($case['method'], $case['target'], $case['headers'], $body, (string) $key, $case['now']);
+        $r = GatewayCallback::verifyPaymentWithKey($case['method'], $case['target'], $case['headers'], $body, (string) $key, $addressIn, $coin, $case['now']);
     }
     $out[] = ['name' => $case['name'], 'ok' => $r->ok, 'reason' => $r->reason];
 }

@@ -1,5 +1,6 @@
 """The Flask snippet of clients/python/README.md on the standard library's WSGI server (no framework needed):
-argv = clients/python, gateway URL. Prints the port, then serves until killed."""
+argv = clients/python, gateway URL, the shop's orders as JSON (reference -> address_in and coin from their
+create responses). Prints the port, then serves until killed."""
 import json
 import sys
 from urllib.parse import parse_qsl
@@ -9,23 +10,23 @@ sys.path.insert(0, sys.argv[1])
 from gateway_callback import CallbackVerifier  # noqa: E402
 
 verifier = CallbackVerifier(gateway_url=sys.argv[2])
+ORDERS = json.loads(sys.argv[3])
 
 
 def app(environ, start_response):
     length = int(environ.get("CONTENT_LENGTH") or 0)
     raw = environ["wsgi.input"].read(length) if length else b""
-    result = verifier.verify_wsgi(environ, raw)
+    reference = dict(parse_qsl(environ.get("QUERY_STRING", ""))).get("order", "")
+    order = ORDERS.get(reference)
+    if order is None:
+        start_response("404 Not Found", [("Content-Type", "text/plain")])
+        return [b"unknown order"]
+    result = verifier.verify_payment_wsgi(environ, raw, order["address_in"], order["coin"])
     if not result.ok:
         start_response("401 Unauthorized", [("Content-Type", "text/plain")])
         return [result.reason.encode()]
-    if environ["REQUEST_METHOD"] == "GET":
-        fields = dict(parse_qsl(environ.get("QUERY_STRING", "")))
-    elif environ.get("CONTENT_TYPE", "").startswith("application/json"):
-        fields = json.loads(raw)
-    else:
-        fields = dict(parse_qsl(raw.decode()))
-    order = dict(parse_qsl(environ.get("QUERY_STRING", ""))).get("order", "-")
-    text = " ".join(["ok", fields["uuid"], fields["result"], str(fields["pending"]), fields["coin"], order])
+    fields = result.fields
+    text = " ".join(["ok", fields["uuid"], fields["result"], str(fields["pending"]), fields["coin"], reference])
     start_response("200 OK", [("Content-Type", "text/plain")])
     return [text.encode()]
 

@@ -1,4 +1,5 @@
-// The net/http snippet of clients/go/README.md as a receiver: argv[1] = gateway URL. Prints the port, then
+// The net/http snippet of clients/go/README.md as a receiver: argv[1] = gateway URL, argv[2] = the shop's
+// orders as JSON (reference -> address_in and coin from their create responses). Prints the port, then
 // serves until killed.
 package main
 
@@ -7,44 +8,39 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"strings"
 
 	"gatewaycallback"
 )
+
+type order struct {
+	AddressIn string `json:"address_in"`
+	Coin      string `json:"coin"`
+}
 
 func main() {
 	verifier, err := gatewaycallback.NewVerifier(os.Args[1], nil)
 	if err != nil {
 		panic(err)
 	}
+	orders := map[string]order{}
+	if err := json.Unmarshal([]byte(os.Args[2]), &orders); err != nil {
+		panic(err)
+	}
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		body, err := verifier.VerifyHTTP(r, 64<<10)
+		reference := r.URL.Query().Get("order")
+		o, known := orders[reference]
+		if !known {
+			http.Error(w, "unknown order", http.StatusNotFound)
+			return
+		}
+		fields, err := verifier.VerifyPaymentHTTP(r, 64<<10, gatewaycallback.Expected{AddressIn: o.AddressIn, Coin: o.Coin})
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
-		fields := map[string]any{}
-		switch {
-		case r.Method == http.MethodGet:
-			for k, v := range r.URL.Query() {
-				fields[k] = v[0]
-			}
-		case strings.HasPrefix(r.Header.Get("Content-Type"), "application/json"):
-			if err := json.Unmarshal(body, &fields); err != nil {
-				http.Error(w, "bad json", http.StatusBadRequest)
-				return
-			}
-		default:
-			values, _ := url.ParseQuery(string(body))
-			for k, v := range values {
-				fields[k] = v[0]
-			}
-		}
-		order := r.URL.Query().Get("order")
 		w.WriteHeader(http.StatusOK)
-		fmt.Fprintf(w, "ok %v %v %v %v %v", fields["uuid"], fields["result"], fields["pending"], fields["coin"], order)
+		fmt.Fprintf(w, "ok %v %v %v %v %v", fields["uuid"], fields["result"], fields["pending"], fields["coin"], reference)
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -23,6 +23,10 @@ type fixture struct {
 	Now     int64             `json:"now"`
 	KeyFile *string           `json:"key_file"`
 	Gateway *string           `json:"gateway"`
+	Want    struct {
+		AddressIn string `json:"address_in"`
+		Coin      string `json:"coin"`
+	} `json:"expected"`
 }
 
 type outcome struct {
@@ -62,19 +66,20 @@ func main() {
 		}
 		now := time.Unix(c.Now, 0)
 		req := gatewaycallback.RequestFrom(r, body)
+		want := gatewaycallback.Expected{AddressIn: c.Want.AddressIn, Coin: c.Want.Coin}
 		if c.Gateway != nil {
 			v, err := gatewaycallback.NewVerifier(*c.Gateway, pemData)
 			if err != nil {
 				panic(err)
 			}
-			_, err = v.Verify(context.Background(), req, now)
+			_, err = v.VerifyPayment(context.Background(), req, want, now)
 			out = append(out, result(c.Name, err))
 		} else {
 			key, err := gatewaycallback.ParsePublicKeyPEM(pemData)
 			if err != nil {
 				panic(err)
 			}
-			_, err = gatewaycallback.Verify(req, key, now)
+			_, err = gatewaycallback.VerifyPayment(req, key, want, now)
 			out = append(out, result(c.Name, err))
 		}
 	}
