@@ -24,6 +24,7 @@ function answer(method: string): unknown {
     case 'eth_chainId': return '0x7a69';
     case 'eth_blockNumber': return '0x2a';
     case 'getMinimumBalanceForRentExemption': return 2039280;
+    case 'getRecentPrioritizationFees': return [];
     case 'getblockcount': return 42;
     default: return undefined;
   }
@@ -81,7 +82,8 @@ it('Solana (web3.js): basic auth on every call, and no secret in its errors', as
   const cost = await adapter.estimateForwardCost('sol_usdc', 'default');
   expect(cost.sponsorCost).toBeGreaterThan(2039280n);
   const error = await refusal(() => adapter.head());
-  expect(error).toMatch(/^NodeUnavailableError: /);
+  // The Solana transport's typed NodeUnavailableError for a status other than 2xx (src/chains/sol/rpc.ts).
+  expect(error).toMatch(/^HttpStatusError: RPC answered HTTP 502$/);
   expect(error).not.toContain(SECRET);
   expect(seen.filter((s) => s.method === 'getMinimumBalanceForRentExemption').map((s) => s.auth)).toEqual([AUTH]);
 });
