@@ -221,7 +221,8 @@ export interface ChainAdapter {
   forwardStatus(plan: ForwardPlan, ctx?: ForwardContext): Promise<ForwardStatus>;
   /**
    * An address's balance of one configured asset (native or token), base units. With `seenUpTo` (the block
-   * or slot the watcher has read up to), only what arrived by then: EVM reads the balance at that block;
+   * or slot the watcher has read up to), only what arrived by then and is still there: EVM, the lesser of
+   * the balances at that block and now;
    * Solana, whose nodes keep no past balances, answers the balance now, or null when a transaction touched
    * the account after that slot (something the watcher has not read yet).
    */

@@ -84,6 +84,10 @@ test('a commission left by a completed payment is listed with its amount and rea
   expect(residue).toBe(left - amount - sweepBurned);
   expect(residue).toBeLessThan(BigInt(move.fee));
   expect(await chain.balanceOf(live.addressIn)).toBe(liveBefore);
+  // The dry run now shows what is there (balances read at the watcher's block count nothing that left since).
+  expect((await listSweepable(bench.deps, { addresses: [done.addressIn] })).balances).toEqual([
+    expect.objectContaining({ addressIn: done.addressIn, ticker: 'eth', amount: residue.toString() }),
+  ]);
   expect(report.skipped).toContainEqual({ network: 'ethereum', addressIn: live.addressIn, why: 'a payment to this address is live' });
   const rows = await bench.sweepRows(done.addressIn);
   expect(rows).toMatchObject([{ txid: move.txid, ticker: 'eth', destination: bench.treasury, amount: amount.toString(), status: 'confirmed' }]);
@@ -136,4 +140,23 @@ test('a sweep stored by a run lost before its broadcast is sent by the next run 
   const again = await executeSweeps(bench.deps, { to: 'treasury', addresses: [done.addressIn] });
   expect(again.moves).toEqual([]);
   expect(await chain.balanceOf(bench.treasury)).toBe(treasuryBefore + plan.forwarded);
+});
+
+test('a deposit after the block the watcher has read (no payment recorded yet) stays at address_in: only what arrived by then is swept', async () => {
+  const done = await bench.deposit(45n, parseEther('1'));
+  await bench.complete(done.uuid);
+  await bench.watcherAtHead();
+  const seen = await chain.balanceOf(done.addressIn);
+  // A customer pays again after the watcher's block: nothing records it yet.
+  const late = parseEther('0.7');
+  await chain.pay(done.addressIn, late);
+  const listing = await listSweepable(bench.deps, { addresses: [done.addressIn] });
+  expect(listing.balances).toEqual([expect.objectContaining({ addressIn: done.addressIn, ticker: 'eth', amount: seen.toString() })]);
+  const report = await executeSweeps(bench.deps, { to: 'treasury', addresses: [done.addressIn] });
+  expect(report.moves).toEqual([expect.objectContaining({ status: 'confirmed', signedNow: true })]);
+  const [move] = report.moves;
+  expect(BigInt(move.amount) + BigInt(move.fee)).toBe(seen);
+  // The late deposit is all there, for its own forward once recorded.
+  expect(await chain.balanceOf(done.addressIn)).toBe(late + seen - BigInt(move.amount) - (await burned(move.txid)));
+  expect(await chain.balanceOf(done.addressIn)).toBeGreaterThan(late);
 });

@@ -182,7 +182,12 @@ export class EvmAdapter implements ChainAdapter {
 
   async balanceOf(address: string, ticker: string, seenUpTo?: bigint): Promise<bigint> {
     const a = this.asset(ticker);
-    return this.call(() => evmBalance(this.provider, address, a.type === 'native' ? undefined : this.opts.tokens[ticker], seenUpTo));
+    const contract = a.type === 'native' ? undefined : this.opts.tokens[ticker];
+    const now = await this.call(() => evmBalance(this.provider, address, contract));
+    if (seenUpTo === undefined) return now;
+    // What arrived since that block is not counted, and what left since (a forward, a sweep) is gone.
+    const then = await this.call(() => evmBalance(this.provider, address, contract, seenUpTo));
+    return then < now ? then : now;
   }
 
   async prepareSweep(req: SweepRequest): Promise<ForwardPlan> {
