@@ -160,3 +160,23 @@ test('a deposit after the block the watcher has read (no payment recorded yet) s
   expect(await chain.balanceOf(done.addressIn)).toBe(late + seen - BigInt(move.amount) - (await burned(move.txid)));
   expect(await chain.balanceOf(done.addressIn)).toBeGreaterThan(late);
 });
+
+test("a deposit below the minimum is listed as such and, with --to address_out, goes to its configuration's address_out", async () => {
+  // Below ETH's floor (0.001): the gateway's own evaluation fails it, and the ether stays at address_in.
+  const small = parseEther('0.0009');
+  const failed = await bench.deposit(46n, small);
+  const verdict = await bench.acts.evaluate(failed.uuid);
+  if (verdict.eligible) throw new Error('judged eligible');
+  expect(await bench.acts.markFailed(failed.uuid, verdict.reason)).toBe(true);
+  await bench.watcherAtHead();
+  const { config } = await loadPayment(database.db, failed.uuid);
+
+  const listing = await listSweepable(bench.deps, { addresses: [failed.addressIn] });
+  expect(listing.balances).toEqual([expect.objectContaining({ ticker: 'eth', amount: small.toString(), why: ['below-minimum'], addressOut: config.addressOut })]);
+  const report = await executeSweeps(bench.deps, { to: 'address_out', addresses: [failed.addressIn] });
+  expect(report.moves).toEqual([expect.objectContaining({ destination: config.addressOut, status: 'confirmed' })]);
+  const [move] = report.moves;
+  expect(await chain.balanceOf(config.addressOut)).toBe(BigInt(move.amount));
+  expect(BigInt(move.amount) + BigInt(move.fee)).toBe(small);
+  expect(await chain.balanceOf(failed.addressIn)).toBe(small - BigInt(move.amount) - (await burned(move.txid)));
+});
