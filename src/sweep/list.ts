@@ -66,11 +66,13 @@ export interface DepositAddress {
 
 const ACCOUNT_FAMILIES = new Set(['evm', 'sol']);
 
+/** The address families (payment_configs.family) of account-chain networks. */
+const accountFamilies = () => [...new Set(Object.values(NETWORKS).filter((n) => ACCOUNT_FAMILIES.has(n.family)).map((n) => n.addressFamily))];
+
 /** The deposit addresses of account-chain networks (payment_configs.address_in), each once per network. */
 export async function depositAddresses(db: Db, filter: SweepFilter = {}): Promise<DepositAddress[]> {
-  const families = [...new Set(Object.values(NETWORKS).filter((n) => ACCOUNT_FAMILIES.has(n.family)).map((n) => n.addressFamily))];
   const byKey = new Map<string, DepositAddress>();
-  for (const c of await depositConfigs(db, families)) {
+  for (const c of await depositConfigs(db, accountFamilies())) {
     const network = ASSETS[c.ticker]?.network;
     if (!network || (filter.network && network !== filter.network)) continue;
     if (filter.addresses && !filter.addresses.some((a) => a.toLowerCase() === c.addressIn.toLowerCase())) continue;
@@ -118,13 +120,15 @@ export function whyOf(ticker: string, tallies: PaymentTally[]): SweepWhy[] {
  */
 export async function listSweepable(deps: SweepDeps, filter: SweepFilter = {}): Promise<SweepListing> {
   const addresses = await depositAddresses(deps.db, filter);
-  const tallies = await paymentTallies(deps.db, addresses.flatMap((a) => a.configIds));
+  const tallies = addresses.length === 0 ? [] : await paymentTallies(deps.db, accountFamilies());
+  const talliesOf = new Map<string, PaymentTally[]>();
+  for (const t of tallies) talliesOf.set(t.configId, [...(talliesOf.get(t.configId) ?? []), t]);
   const balances: SweepBalance[] = [];
   const skipped: SweepSkip[] = [];
   const cursors = new Map<string, bigint | null>();
   for (const address of addresses) {
     const { network, addressIn } = address;
-    const own = tallies.filter((t) => address.configIds.includes(t.configId) && t.network === network);
+    const own = address.configIds.flatMap((id) => talliesOf.get(id) ?? []).filter((t) => t.network === network);
     if (own.some((t) => (LIVE_RESULTS as readonly string[]).includes(t.result))) {
       skipped.push({ network, addressIn, why: 'a payment to this address is live' });
       continue;

@@ -36,16 +36,17 @@ export interface PaymentTally {
 }
 
 /**
- * Payments of these configurations, counted by result. A deposit judged below the minimum is told apart by
- * the fixed form of its recorded reason (activities/observed.ts judgeObserved): a label for the operator
- * only, nothing is decided by it.
+ * Payments to configurations of these address families, counted by configuration, ticker and result. A deposit
+ * judged below the minimum is told apart by the fixed form of its recorded reason (activities/observed.ts
+ * judgeObserved): a label for the operator only, nothing is decided by it.
  */
-export async function paymentTallies(db: Db, configIds: string[]): Promise<PaymentTally[]> {
-  if (configIds.length === 0) return [];
+export async function paymentTallies(db: Db, families: string[]): Promise<PaymentTally[]> {
+  if (families.length === 0) return [];
   const rows = rowsOf<{ config_id: string; network: string; ticker: string; result: string; below: boolean; n: number }>(
-    await db.execute(sql`SELECT config_id::text AS config_id, network, ticker, result,
-        coalesce(result = 'failed' AND reason ~ '^deposit .* is below the minimum ', false) AS below, count(*)::integer AS n
-      FROM payments WHERE config_id IN (${sql.join(configIds.map((id) => sql`${id}::uuid`), sql`, `)})
+    await db.execute(sql`SELECT p.config_id::text AS config_id, p.network, p.ticker, p.result,
+        coalesce(p.result = 'failed' AND p.reason ~ '^deposit .* is below the minimum ', false) AS below, count(*)::integer AS n
+      FROM payments p JOIN payment_configs c ON c.id = p.config_id
+      WHERE c.family IN (${sql.join(families.map((f) => sql`${f}`), sql`, `)})
       GROUP BY 1, 2, 3, 4, 5`),
   );
   return rows.map((r) => ({ configId: r.config_id, network: r.network, ticker: r.ticker, result: r.result, below: r.below, n: r.n }));
