@@ -95,6 +95,16 @@ async function pinMinimum(client: Client, pin: { ticker: string; value: string |
   out(r.pinned === null ? `${r.ticker}: pin cleared; the minimum-refresh figure applies` : `${r.ticker}: minimum pinned at ${r.pinned}`);
 }
 
+/** A client of the cluster TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE name, for the length of fn. */
+async function withClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS || '127.0.0.1:7233' });
+  try {
+    return await fn(new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE || 'default' }));
+  } finally {
+    await connection.close();
+  }
+}
+
 export async function runAdmin(argv: string[], out: (line: string) => void = console.log, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const [command, uuid] = argv;
   if (command === 'export-public-keys') return exportKeys(out, env);
@@ -104,13 +114,10 @@ export async function runAdmin(argv: string[], out: (line: string) => void = con
       out(pin);
       return 2;
     }
-    const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS || '127.0.0.1:7233' });
-    try {
-      await pinMinimum(new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE || 'default' }), pin, out);
+    return withClient(async (client) => {
+      await pinMinimum(client, pin, out);
       return 0;
-    } finally {
-      await connection.close();
-    }
+    });
   }
   if (command === 'sweep') {
     const parsed = parseSweep(argv.slice(1));
@@ -118,13 +125,7 @@ export async function runAdmin(argv: string[], out: (line: string) => void = con
       out(parsed);
       return 2;
     }
-    const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS || '127.0.0.1:7233' });
-    try {
-      const client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE || 'default' });
-      return await runSweep(client, parsed, process.env.TEMPORAL_TASK_QUEUE || 'gateway', out);
-    } finally {
-      await connection.close();
-    }
+    return withClient((client) => runSweep(client, parsed, process.env.TEMPORAL_TASK_QUEUE || 'gateway', out));
   }
   if (!['show', 'resend'].includes(command ?? '') || !uuid) {
     out(USAGE);

@@ -26,7 +26,9 @@ let chain: LiveChain;
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 
 beforeAll(async () => {
-  [env, node, database] = await Promise.all([createLocalEnv(), startAnvil({ dir: tmpDir('gw-sweep-admin-') }), createTestDatabase()]);
+  // The dev server first, alone: started beside the others on a busy machine it can miss its connect deadline.
+  env = await createLocalEnv();
+  [node, database] = await Promise.all([startAnvil({ dir: tmpDir('gw-sweep-admin-') }), createTestDatabase()]);
   chain = await anvilChain('eth', testSeed(), node);
 });
 

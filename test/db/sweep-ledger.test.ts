@@ -4,7 +4,7 @@
  * a sweep's nonce reserved for forwards until it is dropped; a live payment found by its address; failed
  * payments below the minimum told apart for the listing.
  */
-import { createOrGetConfig } from '../../src/db/queries/configs';
+import { paymentConfigs } from '../../src/db/schema';
 import { moveResult, recordDeposit } from '../../src/db/queries/payments';
 import { nonceFloor, storeForwardOnce } from '../../src/db/queries/forwards';
 import { hasLivePayment, openSweep, paymentTallies, settleSweep, storeSweepOnce } from '../../src/db/queries/sweeps';
@@ -25,26 +25,26 @@ const sweepOf = (txid: string, source: string, nonce: number) => ({
 
 async function ledgerChecks(db: Db) {
   const source = `0x${Math.random().toString(16).slice(2).padEnd(40, '0').slice(0, 40)}`;
-  const { config } = await createOrGetConfig(
-    db,
-    {
-      callbackUrl: `https://shop.example/sweep?${Math.random()}`, ticker: 'eth', family: 'evm', addressOut: '0x00000000000000000000000000000000000000b2',
-      notifyPending: false, notifyConfirmations: 12, post: 0, json: 0, convert: 0, priority: 'default', minimumTransactionBase: 1n,
-    },
-    () => source,
-  );
-  const deposit = async (n: number) =>
-    (await recordDeposit(db, {
-      configId: config.id, ticker: 'eth', network: 'ethereum', depositKey: `deposit:ethereum:0x${n}${Math.random()}:-1`,
-      txidIn: `0x${n}`, vout: null, blockNumber: 1n, blockHash: '0xb', valueBase: 10n ** 18n,
-    })).row;
+  const [config] = await db
+    .insert(paymentConfigs)
+    .values({
+      callbackUrl: `https://shop.example/sweep?${Math.random()}`, ticker: 'eth', family: 'evm', addressIn: source, addressOut: '0x00000000000000000000000000000000000000b2',
+      derivationIndex: 7n, notifyPending: false, notifyConfirmations: 12, post: 0, json: 0, convert: 0, priority: 'default',
+    })
+    .returning();
+  let n = 0;
+  const deposit = async () => {
+    const key = `deposit:ethereum:0x${++n}${Math.random()}:-1`;
+    const { row } = await recordDeposit(db, { configId: config.id, ticker: 'eth', network: 'ethereum', depositKey: key, txidIn: key, vout: null, blockNumber: 1n, blockHash: '0xb', valueBase: 1n });
+    return row;
+  };
 
   // A recorded deposit is live until it ends.
-  const a = await deposit(1);
+  const a = await deposit();
   expect(await hasLivePayment(db, 'ethereum', source)).toBe(true);
   expect(await hasLivePayment(db, 'solana', source)).toBe(false);
   await moveResult(db, a.uuid, ['pending'], 'failed', 'deposit 0.0001 is below the minimum 0.001');
-  const b = await deposit(2);
+  const b = await deposit();
   await moveResult(db, b.uuid, ['pending'], 'failed', 'no price to recover the network cost');
   expect(await hasLivePayment(db, 'ethereum', source)).toBe(false);
   const tallies = (await paymentTallies(db, ['evm'])).filter((t) => t.configId === config.id);
@@ -55,7 +55,7 @@ async function ledgerChecks(db: Db) {
   ]);
 
   // A forward at nonce 3 on record; a sweep at nonce 4 reserves 4 too.
-  const c = await deposit(3);
+  const c = await deposit();
   expect(await storeForwardOnce(db, c.uuid, '{}', `0xf${source}`, '1.00', { network: 'ethereum', source, nonce: 3 })).toBe(true);
   expect(await nonceFloor(db, 'ethereum', source)).toBe(4);
   expect(await storeSweepOnce(db, sweepOf(`0xs1${source}`, source, 4))).toBe(true);
