@@ -5,6 +5,7 @@ import { loadSigner, type Signer } from '../src/callbacks/signer';
 import { createDeliveryActivities, type DeliveryDeps } from './delivery';
 import { createDepositActivities, type DepositDeps } from './deposit';
 import { createMinimumActivities, type MinimumDeps } from './minimums';
+import { createSweepActivities } from './sweep';
 
 export interface ActivityDeps {
   db: Db;
@@ -41,6 +42,7 @@ export function createActivities(deps: ActivityDeps) {
     },
     ...createDeliveryActivities(deliveryDeps),
     ...(deps.deposit ? createDepositActivities({ db: deps.db, ...deps.deposit }) : {}),
+    ...(deps.deposit ? createSweepActivities({ db: deps.db, ...deps.deposit }) : {}),
     ...(deps.minimums ? createMinimumActivities({ db: deps.db, ...deps.minimums }) : {}),
   };
 }

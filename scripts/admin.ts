@@ -5,8 +5,10 @@
 //                                            with DATABASE_URL, publish them (and fill the Solana pool) there
 //   npm run admin -- minimum set <ticker> <value>   pin an asset's minimum (whole coins, e.g. 0.05)
 //   npm run admin -- minimum clear <ticker>         back to the figure of the minimum-refresh schedule
+//   npm run admin -- sweep [filters]                 dry run: balances left at deposit addresses of EVM and Solana
+//   npm run admin -- sweep --execute --to treasury|address_out (--ticker t | --address a | --all)   moves them
 // TEMPORAL_ADDRESS (default 127.0.0.1:7233, the embedded dev server) and TEMPORAL_NAMESPACE select the cluster;
-// a pin runs as a `minimumPin` workflow on TEMPORAL_TASK_QUEUE (default gateway), where the worker holds the database.
+// a pin (and a sweep) runs as a workflow (`minimumPin`, `sweep`) on TEMPORAL_TASK_QUEUE (default gateway), where the worker holds the database.
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
@@ -19,6 +21,7 @@ import { openPostgres } from '../src/db/client';
 import { publishPublicMaterial } from '../src/runtime/public-material';
 import { findAsset } from '../src/domain/assets';
 import { formatUnits, parseUnits } from '../src/domain/money';
+import { parseSweep, runSweep, SWEEP_USAGE } from './sweep-cli';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -61,7 +64,7 @@ async function exportKeys(out: (line: string) => void, env: NodeJS.ProcessEnv): 
 }
 
 const USAGE =
-  'usage: npm run admin -- show <payment-uuid> | resend <payment-uuid> | minimum set <ticker> <value> | minimum clear <ticker> | export-public-keys';
+  'usage: npm run admin -- show <payment-uuid> | resend <payment-uuid> | minimum set <ticker> <value> | minimum clear <ticker> | export-public-keys | sweep ...\n' + SWEEP_USAGE;
 
 /** The pin a `minimum set|clear` asks for, checked before anything is sent; a string is the reason it is refused. */
 export function parseMinimumPin(args: string[]): { ticker: string; value: string | null } | string {
@@ -92,6 +95,16 @@ async function pinMinimum(client: Client, pin: { ticker: string; value: string |
   out(r.pinned === null ? `${r.ticker}: pin cleared; the minimum-refresh figure applies` : `${r.ticker}: minimum pinned at ${r.pinned}`);
 }
 
+/** A client of the cluster TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE name, for the length of fn. */
+async function withClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS || '127.0.0.1:7233' });
+  try {
+    return await fn(new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE || 'default' }));
+  } finally {
+    await connection.close();
+  }
+}
+
 export async function runAdmin(argv: string[], out: (line: string) => void = console.log, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const [command, uuid] = argv;
   if (command === 'export-public-keys') return exportKeys(out, env);
@@ -101,13 +114,18 @@ export async function runAdmin(argv: string[], out: (line: string) => void = con
       out(pin);
       return 2;
     }
-    const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS || '127.0.0.1:7233' });
-    try {
-      await pinMinimum(new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE || 'default' }), pin, out);
+    return withClient(async (client) => {
+      await pinMinimum(client, pin, out);
       return 0;
-    } finally {
-      await connection.close();
+    });
+  }
+  if (command === 'sweep') {
+    const parsed = parseSweep(argv.slice(1));
+    if (typeof parsed === 'string') {
+      out(parsed);
+      return 2;
     }
+    return withClient((client) => runSweep(client, parsed, process.env.TEMPORAL_TASK_QUEUE || 'gateway', out));
   }
   if (!['show', 'resend'].includes(command ?? '') || !uuid) {
     out(USAGE);

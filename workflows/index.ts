@@ -3,3 +3,4 @@ export { systemCheck } from './system-check';
 export { depositWorkflow } from './deposit';
 export { minimumRefresh, minimumPin } from './minimums';
 export { paymentLifecycle, paymentWorkflow } from './payment';
+export { sweep } from './sweep';

@@ -181,6 +181,23 @@ export interface ForwardContext {
   rivals?: string[] | (() => Promise<string[]>);
 }
 
+/** A sweep: everything of one asset at a deposit address, moved to one of the operator's addresses. */
+export interface SweepRequest {
+  ticker: string;
+  /** HD index of the address swept (payment_configs.derivation_index). */
+  derivationIndex: bigint;
+  /** The address swept; must be the one derivationIndex derives. */
+  source: string;
+  destination: string;
+  /** EVM: as ForwardRequest.nonceFloor (forwards and sweeps of the source on record). */
+  nonceFloor?: number;
+  /**
+   * The most to take from the balance (what balanceOf answered for the watcher's block): anything that
+   * arrived since stays. Solana moves the whole balance or nothing, so there a balance that grew is refused.
+   */
+  maxBalance?: bigint;
+}
+
 export interface ChainAdapter {
   readonly network: string;
   validateAddress(address: string): boolean;
@@ -220,6 +237,20 @@ export interface ChainAdapter {
    */
   broadcast(plan: ForwardPlan, opts?: BroadcastOptions): Promise<void>;
   forwardStatus(plan: ForwardPlan, ctx?: ForwardContext): Promise<ForwardStatus>;
+  /**
+   * An address's balance of one configured asset (native or token), base units. With `seenUpTo` (the block
+   * or slot the watcher has read up to), only what arrived by then and is still there: EVM, the lesser of
+   * the balances at that block and now;
+   * Solana, whose nodes keep no past balances, answers the balance now, or null when a transaction touched
+   * the account after that slot (something the watcher has not read yet).
+   */
+  balanceOf?(address: string, ticker: string, seenUpTo?: bigint): Promise<bigint | null>;
+  /**
+   * Signs a sweep of the source's whole balance of `ticker` (ForwardPlan: `forwarded` is what reaches the
+   * destination, `networkFee` what a native sweep withholds); broadcast and forwardStatus take it as a
+   * forward. InsufficientAmountError when the balance does not pay its own way. Account chains only.
+   */
+  prepareSweep?(req: SweepRequest): Promise<ForwardPlan>;
   close(): Promise<void>;
 }
 

@@ -300,3 +300,41 @@ export const assetMinimums = pgTable('asset_minimums', {
   pinnedBase: baseUnits('pinned_base'),
   pinnedAt: timestamp('pinned_at', { withTimezone: true }),
 });
+
+/**
+ * The operator's sweeps (`npm run admin -- sweep --execute`): what is left at a deposit address of an account
+ * chain (commissions, failed and below-minimum deposits, other assets) moved to the treasury or to the
+ * configuration's address_out. Like a forward (DESIGN 4), a sweep is signed once and stored here before it is
+ * broadcast; a later run re-sends the stored bytes. At most one open sweep per source and asset: the partial
+ * unique index refuses a second signature while one is open. `nonce` (EVM) reserves the source's nonce for
+ * forwards too (src/db/queries/forwards.ts nonceFloor).
+ */
+export const sweeps = pgTable(
+  'sweeps',
+  {
+    txid: text('txid').primaryKey(),
+    network: text('network').notNull(),
+    ticker: text('ticker').notNull(),
+    /** The deposit address swept (payment_configs.address_in). */
+    source: text('source').notNull(),
+    destination: text('destination').notNull(),
+    /** What reaches the destination, base units of the ticker. */
+    amount: baseUnits('amount').notNull(),
+    /** The network fee withheld from a native sweep (its maximum on EVM), base units of the native coin. */
+    fee: baseUnits('fee').notNull(),
+    /** The signed plan (ForwardPlan JSON): the bytes a later run re-sends. */
+    plan: text('plan').notNull(),
+    nonce: bigint('nonce', { mode: 'bigint' }),
+    /** open (signed, maybe sent) → confirmed | failed (reverted on chain) | dropped (the chain proved it can never land). */
+    status: text('status').notNull(),
+    reason: text('reason'),
+    /** Block height of a `replaceable` reading: a later reading at a higher one drops the sweep (DESIGN 4's evidence rule). */
+    replaceableAt: bigint('replaceable_at', { mode: 'bigint' }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('sweeps_open_uq').on(t.network, t.source, t.ticker).where(sql`${t.status} = 'open'`),
+    index('sweeps_source_idx').on(t.network, t.source, t.nonce),
+  ],
+);

@@ -22,6 +22,7 @@ import {
   type ObservedDeposit,
   type ScanBatch,
   type ScannedBlock,
+  type SweepRequest,
 } from '../adapter';
 import { ETH_TRANSFER_GAS, TOKEN_TRANSFER_GAS_FALLBACK, eip1559Fees } from './fees';
 import { prepareEthForward, prepareTokenForward } from './forward';
@@ -31,6 +32,7 @@ import { depositConfirmations } from './confirmations';
 import { BlockScanner, NATIVE_INDEX, nodeCall } from './scan';
 import { nativeWallet } from './signing-key';
 import { EvmRpcProvider, evmRpcRequest } from './provider';
+import { evmBalance, prepareEthSweep, prepareTokenSweep } from './sweep';
 
 export { NATIVE_INDEX };
 
@@ -180,6 +182,27 @@ export class EvmAdapter implements ChainAdapter {
     const contract = this.opts.tokens[asset.ticker];
     const tank = this.gasTank();
     return this.locks.run(tank.address, () => this.locks.run(source.address, () => prepareTokenForward(ctx, source, tank, contract, req, asset.decimals)));
+  }
+
+  async balanceOf(address: string, ticker: string, seenUpTo?: bigint): Promise<bigint> {
+    const a = this.asset(ticker);
+    const contract = a.type === 'native' ? undefined : this.opts.tokens[ticker];
+    const now = await this.call(() => evmBalance(this.provider, address, contract));
+    if (seenUpTo === undefined) return now;
+    // What arrived since that block is not counted, and what left since (a forward, a sweep) is gone.
+    const then = await this.call(() => evmBalance(this.provider, address, contract, seenUpTo));
+    return then < now ? then : now;
+  }
+
+  async prepareSweep(req: SweepRequest): Promise<ForwardPlan> {
+    if (!this.validateAddress(req.destination)) throw new InvalidRequestError(`not an address: ${req.destination}`);
+    const a = this.asset(req.ticker);
+    const source = this.wallet(req.derivationIndex);
+    if (source.address !== req.source) throw new InvalidRequestError('derivation index does not own the swept address');
+    const ctx = { provider: this.provider, chainId: this.opts.chainId, network: this.network };
+    if (a.type === 'native') return this.locks.run(source.address, () => this.call(() => prepareEthSweep(ctx, source, req)));
+    const tank = this.gasTank();
+    return this.locks.run(tank.address, () => this.locks.run(source.address, () => this.call(() => prepareTokenSweep(ctx, source, tank, this.opts.tokens[a.ticker], req))));
   }
 
   async broadcast(plan: ForwardPlan, opts: BroadcastOptions = {}): Promise<void> {

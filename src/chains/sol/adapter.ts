@@ -13,6 +13,7 @@ import {
   type ObservedDeposit,
   type ScanBatch,
   type ScannedBlock,
+  type SweepRequest,
 } from '../adapter';
 import { deriveSolKeypair, validateAddress } from '../addresses';
 import type { ChainMode } from '../config';
@@ -33,6 +34,7 @@ import {
 import { prepareSolForward, prepareSplForward, recentBlockhashOf, sourceOf } from './forward';
 import { classifySolError, solConnection } from './rpc';
 import { depositsOfTx, type BlockTx } from './scan';
+import { prepareSolSweep, prepareSplSweep, solBalance, solBalanceSeen } from './sweep';
 
 export interface SolAdapterOptions {
   network: string;
@@ -166,6 +168,21 @@ export class SolAdapter implements ChainAdapter {
     if (source.publicKey.toBase58() !== req.deposit.recipient) throw new InvalidRequestError('derivation index does not own the deposit address');
     const ctx = { connection: this.connection, network: this.network, source, feePayer: this.feePayer(), priorityFeeMax: this.priorityFeeMax };
     return this.call(() => (a.type === 'native' ? prepareSolForward(ctx, req) : prepareSplForward(ctx, this.opts.tokens[a.ticker], req)));
+  }
+
+  async balanceOf(address: string, ticker: string, seenUpTo?: bigint): Promise<bigint | null> {
+    const a = this.asset(ticker);
+    const mint = a.type === 'native' ? undefined : this.opts.tokens[ticker];
+    return this.call(() => (seenUpTo === undefined ? solBalance(this.connection, address, mint) : solBalanceSeen(this.connection, address, seenUpTo, mint)));
+  }
+
+  async prepareSweep(req: SweepRequest): Promise<ForwardPlan> {
+    const a = this.asset(req.ticker);
+    if (!this.validateAddress(req.destination)) throw new InvalidRequestError(`not a Solana address: ${req.destination}`);
+    const source = deriveSolKeypair(this.opts.seed, this.network, this.opts.mode, req.derivationIndex).keypair;
+    if (source.publicKey.toBase58() !== req.source) throw new InvalidRequestError('derivation index does not own the swept address');
+    const ctx = { connection: this.connection, network: this.network, source, feePayer: this.feePayer(), priorityFeeMax: this.priorityFeeMax };
+    return this.call(() => (a.type === 'native' ? prepareSolSweep(ctx, req) : prepareSplSweep(ctx, this.opts.tokens[a.ticker], req)));
   }
 
   async broadcast(plan: ForwardPlan): Promise<void> {

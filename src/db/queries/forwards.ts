@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNotNull, isNull, max, ne, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { $, oncePerDb, preparedStatement, rowsOf } from '../prepared';
 import { forwardTxs, paymentConfigs, payments } from '../schema';
@@ -104,24 +104,23 @@ export async function restoreForwardPlan(db: Db, uuid: string, txidOut: string, 
   await db.update(payments).set({ forwardRaw: raw, lastUpdate: new Date() }).where(and(eq(payments.uuid, uuid), eq(payments.txidOut, txidOut)));
 }
 
-const nonceFloorOf = oncePerDb((db) =>
-  db
-    .select({ top: max(forwardTxs.nonce) })
-    .from(forwardTxs)
-    .where(
-      and(
-        eq(forwardTxs.network, sql.placeholder('network')),
-        eq(forwardTxs.source, sql.placeholder('source')),
-        isNull(forwardTxs.discardedAt),
-        isNotNull(forwardTxs.nonce),
-      ),
-    )
-    .prepare('gateway_nonce_floor'),
+/**
+ * The highest nonce on record of a source: its forwards not discarded, and its sweeps (src/db/queries/sweeps.ts)
+ * not dropped. A sweep stored before its broadcast holds its nonce as a stored forward does.
+ */
+const nonceFloorStatement = preparedStatement(
+  'gateway_nonce_floor',
+  sql`SELECT GREATEST(
+    (SELECT max(nonce) FROM forward_txs
+      WHERE network = ${$('network')}::text AND source = ${$('source')}::text AND discarded_at IS NULL AND nonce IS NOT NULL),
+    (SELECT max(nonce) FROM sweeps
+      WHERE network = ${$('network')}::text AND source = ${$('source')}::text AND status <> 'dropped' AND nonce IS NOT NULL)
+  )::text AS top`,
 );
 
-/** The lowest nonce a new forward from this source may take: one past every forward of it still on record. */
+/** The lowest nonce a new forward (or sweep) from this source may take: one past every one of it still on record. */
 export async function nonceFloor(db: Db, network: string, source: string): Promise<number> {
-  const [row] = await nonceFloorOf(db).execute({ network, source });
+  const [row] = rowsOf<{ top: string | null }>(await nonceFloorStatement(db, { network, source }));
   return row?.top === null || row?.top === undefined ? 0 : Number(row.top) + 1;
 }
 
