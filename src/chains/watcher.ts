@@ -132,7 +132,11 @@ export async function scanOnce(adapter: ChainAdapter, db: Db, network: string, o
       return [];
     }
   }
-  const batch = await adapter.scan(from, opts.maxBlocks, { watched: await anyWatched(db, network) });
+  const watched = await anyWatched(db, network);
+  const batch = await adapter.scan(from, opts.maxBlocks, { watched });
+  // A configuration made while these blocks were read without what only payments need (EVM traces) may
+  // have been paid in them: nothing is kept, and the next pass reads them again with it.
+  if (!watched && (await anyWatched(db, network))) return [];
   const matched: MatchedDeposit[] = [];
   const last = batch.blocks[batch.blocks.length - 1];
   const tip = last && last.height > batch.cursor.height ? last.height : batch.cursor.height;
