@@ -10,10 +10,11 @@ import { depositKey } from '../../src/chains/adapter';
 import { EvmAdapter } from '../../src/chains/evm/adapter';
 import { INTERNAL_INDEX_BASE } from '../../src/chains/evm/internal-transfers';
 import { paymentConfigs } from '../../src/db/schema';
-import { scanOnce } from '../../src/chains/watcher';
+import { readCursor, scanOnce } from '../../src/chains/watcher';
 import { setLogSink } from '../../src/observability/logger';
 import { evmTracing } from '../../src/observability/metrics';
 import { anvilWatchBed, type AnvilWatchBed } from '../helpers/anvil-watch';
+import { createTestDatabase } from '../helpers/db';
 import { startHostileRpc, type HostileRpc } from '../helpers/hostile-rpc';
 import { testSeed } from '../helpers/nodes';
 import { deployPayer } from '../helpers/payer-contracts';
@@ -137,4 +138,34 @@ test('one trace call per block once an address is watched, none before (beyond t
   expect(traces() - traced).toBe(after - before);
   // Per block, never per transaction.
   expect(asked.filter((m) => m === 'debug_traceTransaction' || m === 'eth_getTransactionReceipt')).toEqual([]);
+});
+
+test('a configuration made and paid while a pass read its blocks without traces: nothing kept, the next pass reads them with traces', async () => {
+  const database = await createTestDatabase();
+  closing.push(() => database.drop());
+  const db = database.db;
+  const adapter = new EvmAdapter({ network: 'ethereum', mode: 'regtest', rpcUrl: bed.node.rpcUrl, chainId: bed.node.chainId, seed, tokens: bed.node.tokens });
+  closing.push(() => adapter.close());
+  await scanOnce(adapter, db, 'ethereum'); // the cursor at the head; nothing watched
+  const addressIn = adapter.deriveAddressIn(21n);
+  let txid = '';
+  // The pass asked whether anything is watched (no); then, before it reads the head, a configuration is
+  // made and paid by a contract.
+  const scan = adapter.scan.bind(adapter);
+  jest.spyOn(adapter, 'scan').mockImplementationOnce(async (...args) => {
+    await db.insert(paymentConfigs).values({
+      callbackUrl: 'https://shop.example/made-during-a-pass', ticker: 'eth', family: 'evm', addressIn,
+      addressOut: Wallet.createRandom().address, derivationIndex: 21n, notifyPending: false, notifyConfirmations: 1,
+      post: 0, json: 0, convert: 0, priority: 'default',
+    });
+    const tx = await payer.getFunction('forward')(addressIn, { value: 21_000n });
+    txid = tx.hash as string;
+    await tx.wait();
+    return scan(...args);
+  });
+  const before = await readCursor(db, 'ethereum');
+  expect(await scanOnce(adapter, db, 'ethereum')).toEqual([]);
+  expect(await readCursor(db, 'ethereum')).toEqual(before);
+  const matched = await scanOnce(adapter, db, 'ethereum');
+  expect(matched.map((m) => [m.deposit.txid, m.deposit.index, m.deposit.recipient, m.deposit.amount])).toEqual([[txid, INTERNAL_INDEX_BASE, addressIn, 21_000n]]);
 });
