@@ -28,6 +28,7 @@ const UNIT = [
   '<rootDir>/test/chains/address.test.ts',
   '<rootDir>/test/chains/address-seed.test.ts',
   '<rootDir>/test/chains/secp256k1.test.ts',
+  '<rootDir>/test/chains/internal-transfers.test.ts',
   '<rootDir>/test/foundation/config.test.ts',
   '<rootDir>/test/foundation/redact.test.ts',
 ];

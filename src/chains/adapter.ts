@@ -16,7 +16,11 @@ export interface ObservedDeposit {
   network: string;
   ticker: string;
   txid: string;
-  /** UTXO: output index (vout). EVM: log index for tokens, 0 for ETH. Solana: account index in the transaction. */
+  /**
+   * UTXO: output index (vout). EVM: log index for tokens, -1 for ETH sent by the transaction itself, 10^9 +
+   * ordinal for ETH sent by a contract's internal call (src/chains/evm/internal-transfers.ts). Solana:
+   * account index in the transaction.
+   */
   index: number;
   recipient: string;
   /** Who paid, where the chain says so plainly (EVM): lets the watcher ignore the gateway's own top-ups. */
@@ -48,6 +52,14 @@ export interface ScannedBlock {
    */
   nonces?: Array<{ source: string; nonce: bigint }>;
   outpoints?: Array<{ txid: string; vout: number }>;
+}
+
+export interface ScanScope {
+  /**
+   * False while no address of the network is watched: an adapter may leave out reads that only find
+   * payments (EVM call traces). Default true.
+   */
+  watched?: boolean;
 }
 
 export interface ScanBatch {
@@ -213,7 +225,7 @@ export interface ChainAdapter {
    * Reads blocks after `cursor` (null = start at the current head) up to `maxBlocks`. A block is read
    * once; every candidate payment of every configured asset in it is returned.
    */
-  scan(cursor: Cursor | null, maxBlocks?: number): Promise<ScanBatch>;
+  scan(cursor: Cursor | null, maxBlocks?: number, opts?: ScanScope): Promise<ScanBatch>;
   /**
    * The timestamp (seconds) of the block at `height`, or of the next block after it where a slot has
    * none (Solana); null when there is none up to the head. A network without a cursor uses it to start

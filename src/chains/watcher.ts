@@ -96,6 +96,20 @@ export async function matchBlock(db: Db, network: string, block: ScannedBlock, t
   return out;
 }
 
+/** Networks with a watched address, per database: a configuration is never deleted, so once known is enough. */
+const watchedNetworks = new WeakMap<Db, Set<string>>();
+
+/** Whether any configuration of the network's address family exists (ScanScope.watched). */
+async function anyWatched(db: Db, network: string): Promise<boolean> {
+  let known = watchedNetworks.get(db);
+  if (known?.has(network)) return true;
+  const rows = await db.select({ id: paymentConfigs.id }).from(paymentConfigs).where(eq(paymentConfigs.family, NETWORKS[network].addressFamily)).limit(1);
+  if (rows.length === 0) return false;
+  if (!known) watchedNetworks.set(db, (known = new Set()));
+  known.add(network);
+  return true;
+}
+
 function sameCursor(a: Cursor, b: Cursor | null): boolean {
   return b !== null && a.height === b.height && a.hash === b.hash;
 }
@@ -118,7 +132,11 @@ export async function scanOnce(adapter: ChainAdapter, db: Db, network: string, o
       return [];
     }
   }
-  const batch = await adapter.scan(from, opts.maxBlocks);
+  const watched = await anyWatched(db, network);
+  const batch = await adapter.scan(from, opts.maxBlocks, { watched });
+  // A configuration made while these blocks were read without what only payments need (EVM traces) may
+  // have been paid in them: nothing is kept, and the next pass reads them again with it.
+  if (!watched && (await anyWatched(db, network))) return [];
   const matched: MatchedDeposit[] = [];
   const last = batch.blocks[batch.blocks.length - 1];
   const tip = last && last.height > batch.cursor.height ? last.height : batch.cursor.height;

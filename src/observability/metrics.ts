@@ -54,6 +54,13 @@ export const addressPoolFree = new Gauge({
   registers: [registry],
 });
 
+export const evmTracing = new Gauge({
+  name: 'gateway_evm_tracing',
+  help: 'Whether the EVM node serves call traces (1) or not (0), by network: without them, ether a contract sends to a deposit address is not seen',
+  labelNames: ['network'] as const,
+  registers: [registry],
+});
+
 export const forwards = new Counter({
   name: 'gateway_forwards_total',
   help: 'Forward transactions by ticker and outcome (broadcast, confirmed, failed)',

@@ -24,6 +24,13 @@ export interface HostileRpcOptions {
   enabled?: boolean;
   /** estimatesmartfee answers feerate -1 (Dogecoin Core's and old Core's "no estimate"), whatever the node said; calm or not. */
   negativeFeeEstimate?: boolean;
+  /**
+   * Methods answered "method not found" (-32601, geth's words) whether calm or not: a node without a
+   * namespace (debug_*, trace_*). The node still gets the request; only the answer is replaced.
+   */
+  refuse?: (method: string) => boolean;
+  /** The refusal's error object (default: geth's -32601 words, which ethers reads as UNSUPPORTED_OPERATION). */
+  refusal?: (method: string) => { code: number; message: string };
 }
 
 export const DEFAULT_FAULT_PROBABILITIES: Readonly<Record<FaultKind, number>> = {
@@ -153,6 +160,10 @@ export async function startHostileRpc(opts: HostileRpcOptions): Promise<HostileR
   const alter = (request: RpcRequest, response: RpcResponse): RpcResponse => {
     const method = request.method ?? '';
     if (method === 'estimatesmartfee' && opts.negativeFeeEstimate && !response.error) return { ...response, result: { feerate: -1, blocks: 0 } };
+    if (opts.refuse?.(method)) {
+      const error = opts.refusal?.(method) ?? { code: -32601, message: `the method ${method} does not exist/is not available` };
+      return { jsonrpc: response.jsonrpc, id: response.id, error };
+    }
     const key = headKey(request);
     if (key && !response.error) {
       const seen = heads.get(key) ?? [];

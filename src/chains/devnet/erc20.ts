@@ -27,12 +27,25 @@ export interface CompiledContract {
 export function compileTestToken(cacheDir?: string): CompiledContract {
   const cacheFile = cacheDir ? path.join(cacheDir, 'TestToken.json') : undefined;
   if (cacheFile && fs.existsSync(cacheFile)) return JSON.parse(fs.readFileSync(cacheFile, 'utf8')) as CompiledContract;
+  const compiled = compileSolidity(SOURCE, ['TestToken']).TestToken;
+  if (cacheFile) {
+    fs.mkdirSync(path.dirname(cacheFile), { recursive: true });
+    fs.writeFileSync(cacheFile, JSON.stringify(compiled));
+  }
+  return compiled;
+}
+
+/**
+ * The named contracts of one Solidity source, compiled with solc from npm; imports of
+ * @openzeppelin/contracts resolve to the installed package.
+ */
+export function compileSolidity(source: string, names: string[]): Record<string, CompiledContract> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const solc = require('solc') as { compile(input: string, opts: { import: (p: string) => { contents?: string; error?: string } }): string };
   const ozRoot = path.dirname(require.resolve('@openzeppelin/contracts/package.json'));
   const input = {
     language: 'Solidity',
-    sources: { 'TestToken.sol': { content: SOURCE } },
+    sources: { 'Source.sol': { content: source } },
     settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
   };
   const findImports = (p: string) => {
@@ -47,11 +60,10 @@ export function compileTestToken(cacheDir?: string): CompiledContract {
   };
   const errors = (out.errors ?? []).filter((e) => e.severity === 'error');
   if (errors.length) throw new Error(`solc: ${errors.map((e) => e.formattedMessage).join('\n')}`);
-  const c = out.contracts['TestToken.sol'].TestToken;
-  const compiled = { abi: c.abi, bytecode: '0x' + c.evm.bytecode.object };
-  if (cacheFile) {
-    fs.mkdirSync(path.dirname(cacheFile), { recursive: true });
-    fs.writeFileSync(cacheFile, JSON.stringify(compiled));
+  const compiled: Record<string, CompiledContract> = {};
+  for (const name of names) {
+    const c = out.contracts['Source.sol'][name];
+    compiled[name] = { abi: c.abi, bytecode: '0x' + c.evm.bytecode.object };
   }
   return compiled;
 }

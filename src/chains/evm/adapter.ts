@@ -21,6 +21,7 @@ import {
   type ForwardStatus,
   type ObservedDeposit,
   type ScanBatch,
+  type ScanScope,
   type ScannedBlock,
   type SweepRequest,
 } from '../adapter';
@@ -30,6 +31,7 @@ import { KeyedMutex } from './nonces';
 import { ensureTopup } from './topup';
 import { depositConfirmations } from './confirmations';
 import { BlockScanner, NATIVE_INDEX, nodeCall } from './scan';
+import { CallTracer } from './trace';
 import { nativeWallet } from './signing-key';
 import { EvmRpcProvider, evmRpcRequest } from './provider';
 import { evmBalance, prepareEthSweep, prepareTokenSweep } from './sweep';
@@ -66,6 +68,7 @@ export class EvmAdapter implements ChainAdapter {
   private readonly tokensByContract = new Map<string, string>();
   private readonly locks = new KeyedMutex();
   private readonly scanner: BlockScanner;
+  private readonly tracer: CallTracer;
   private tank: Wallet | undefined;
   private readonly wallets = new Map<bigint, Wallet>();
 
@@ -86,7 +89,8 @@ export class EvmAdapter implements ChainAdapter {
       batchStallTime: 0,
     });
     for (const [ticker, contract] of Object.entries(opts.tokens)) this.tokensByContract.set(getAddress(contract), ticker);
-    this.scanner = new BlockScanner(this.network, this.provider, this.tokensByContract);
+    this.tracer = new CallTracer(this.network, this.provider);
+    this.scanner = new BlockScanner(this.network, this.provider, this.tokensByContract, this.tracer);
   }
 
   validateAddress(address: string): boolean {
@@ -128,8 +132,10 @@ export class EvmAdapter implements ChainAdapter {
     return { height: BigInt(b.number), hash: b.hash };
   }
 
-  async scan(cursor: Cursor | null, maxBlocks = 50): Promise<ScanBatch> {
+  async scan(cursor: Cursor | null, maxBlocks = 50, opts: ScanScope = {}): Promise<ScanBatch> {
     const head = await this.head();
+    // Whether the node serves call traces is found at the watcher's first pass, and said then.
+    await this.tracer.probe(head.height);
     if (!cursor) return { blocks: [], cursor: head, rewound: false };
     let from = cursor.height;
     let rewound = false;
@@ -145,7 +151,7 @@ export class EvmAdapter implements ChainAdapter {
     const blocks: ScannedBlock[] = [];
     let next: Cursor = rewound ? { height: from, hash: null } : cursor;
     for (let h = from + 1n; h <= head.height && blocks.length < maxBlocks; h++) {
-      const scanned = await this.scanBlock(h);
+      const scanned = await this.scanBlock(h, { traces: opts.watched !== false });
       blocks.push(scanned);
       next = { height: scanned.height, hash: scanned.hash };
     }
@@ -157,13 +163,13 @@ export class EvmAdapter implements ChainAdapter {
     return block ? block.timestamp : null;
   }
 
-  /** One block: its value transfers (with their receipts' status) and the Transfer logs of configured tokens. */
-  scanBlock(height: bigint): Promise<ScannedBlock> {
-    return this.scanner.scanBlock(height);
+  /** One block: its value transfers, the Transfer logs of configured tokens, and the ether contracts sent (BlockScanner). */
+  scanBlock(height: bigint, opts: { traces?: boolean } = {}): Promise<ScannedBlock> {
+    return this.scanner.scanBlock(height, opts);
   }
 
   async confirmations(d: ObservedDeposit): Promise<Confirmations> {
-    return depositConfirmations(this.provider, this.tokensByContract, d);
+    return depositConfirmations(this.provider, this.tokensByContract, this.tracer, d);
   }
 
   async estimateForwardCost(ticker: string, priority: Priority, opts: { fresh?: boolean } = {}): Promise<ForwardCostEstimate> {
