@@ -4,6 +4,7 @@ import { InvalidRequestError } from './adapter';
 import { tokenContract, type NetworkRuntime } from './config';
 import type { HdSeed } from './keys';
 import { jsonRpc } from './devnet/process';
+import { EndpointPool } from './endpoints';
 import { EvmAdapter } from './evm/adapter';
 import { SolAdapter } from './sol/adapter';
 import { UtxoAdapter } from './utxo/adapter';
@@ -29,13 +30,17 @@ export async function createAdapter(networkId: string, runtime: NetworkRuntime, 
   const tokens = tokenContracts(networkId, runtime);
   switch (net.family) {
     case 'evm': {
-      const chainId = BigInt(await jsonRpc<string>(runtime.rpcUrl, 'eth_chainId'));
-      return new EvmAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, rpcBatch: runtime.rpcBatch, chainId, seed, tokens, lock, finalityDepth: ASSETS[net.nativeTicker].confirmations });
+      const pool = new EndpointPool(networkId, runtime.rpcUrl);
+      const chainId = BigInt(await pool.read((ep) => jsonRpc<string>(ep.url, 'eth_chainId', [], ep.headers)));
+      return new EvmAdapter({
+        network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, rpcBatch: runtime.rpcBatch, chainId, seed, tokens, lock,
+        finalityDepth: ASSETS[net.nativeTicker].confirmations, endpointHealth: runtime.endpointHealth,
+      });
     }
     case 'utxo':
-      return new UtxoAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, seed });
+      return new UtxoAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, seed, endpointHealth: runtime.endpointHealth });
     case 'sol':
-      return new SolAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, seed, tokens });
+      return new SolAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, seed, tokens, endpointHealth: runtime.endpointHealth });
   }
 }
 

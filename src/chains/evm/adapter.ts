@@ -29,6 +29,8 @@ import { depositConfirmations } from './confirmations';
 import { BlockScanner, NATIVE_INDEX, nodeCall } from './scan';
 import { nativeWallet } from './signing-key';
 import { EvmRpcProvider } from './provider';
+import { EndpointPool } from '../endpoints';
+import { startEndpointHealth, type EndpointHealth, type HealthBounds } from '../endpoint-health';
 
 export { NATIVE_INDEX };
 
@@ -48,6 +50,8 @@ export interface EvmAdapterOptions {
   topupTimeoutMs?: number;
   /** Blocks after which a block is final here: a rival's receipt must be this deep before a plan is replaced. */
   finalityDepth?: number;
+  /** Bounds of the endpoints' health checks (src/chains/endpoint-health.ts); per-network defaults. */
+  endpointHealth?: Partial<HealthBounds>;
   /** A lock across processes (Database.withLock); without one, within this process only. */
   lock?: <T>(name: string, fn: () => Promise<T>) => Promise<T>;
 }
@@ -63,6 +67,7 @@ export class EvmAdapter implements ChainAdapter {
   private readonly scanner: BlockScanner;
   private tank: Wallet | undefined;
   private readonly wallets = new Map<bigint, Wallet>();
+  private readonly health: EndpointHealth;
 
   constructor(private readonly opts: EvmAdapterOptions) {
     this.network = opts.network;
@@ -73,11 +78,17 @@ export class EvmAdapter implements ChainAdapter {
     // 114 µs of this process's CPU per call in batches of 10 against 263 µs one HTTP request each (0.43),
     // and the node parses one request instead of many. Each call keeps its own answer or error; a request
     // that fails fails the calls in it, which their callers retry as before.
-    this.provider = new EvmRpcProvider(opts.rpcUrl, net, {
+    const pool = new EndpointPool(opts.network, opts.rpcUrl);
+    this.provider = new EvmRpcProvider(pool, net, {
       staticNetwork: net,
       cacheTimeout: -1,
       batchMaxCount: opts.rpcBatch ?? DEFAULT_RPC_BATCH,
       batchStallTime: 0,
+    });
+    this.health = startEndpointHealth(pool, {
+      family: 'evm',
+      bounds: opts.endpointHealth,
+      sponsor: { role: 'gas_tank', balance: () => this.provider.getBalance(this.gasTank().address) },
     });
     for (const [ticker, contract] of Object.entries(opts.tokens)) this.tokensByContract.set(getAddress(contract), ticker);
     this.scanner = new BlockScanner(this.network, this.provider, this.tokensByContract);
@@ -266,6 +277,7 @@ export class EvmAdapter implements ChainAdapter {
   }
 
   async close(): Promise<void> {
+    this.health.close();
     this.provider.destroy();
   }
 

@@ -22,6 +22,8 @@ import { solFeePayerSeed } from '../sponsor';
 import { ACCOUNT_SIZE } from '@solana/spl-token';
 import { LAMPORTS_PER_SIGNATURE, prepareSolForward, prepareSplForward, recentBlockhashOf, sourceOf } from './forward';
 import { depositsOfTx, type BlockTx } from './scan';
+import { EndpointPool } from '../endpoints';
+import { startEndpointHealth, type EndpointHealth, type HealthBounds } from '../endpoint-health';
 
 export interface SolAdapterOptions {
   network: string;
@@ -30,6 +32,8 @@ export interface SolAdapterOptions {
   seed: HdSeed;
   /** ticker → SPL mint of the configured tokens. */
   tokens: Record<string, string>;
+  /** Bounds of the endpoints' health checks (src/chains/endpoint-health.ts); per-network defaults. */
+  endpointHealth?: Partial<HealthBounds>;
 }
 
 /**
@@ -41,11 +45,20 @@ export class SolAdapter implements ChainAdapter {
   readonly connection: Connection;
   private readonly mints = new Map<string, string>();
   private readonly nativeTicker: string;
+  private readonly health: EndpointHealth;
 
   constructor(private readonly opts: SolAdapterOptions) {
     this.network = opts.network;
     this.nativeTicker = NETWORKS[opts.network].nativeTicker;
-    this.connection = new Connection(opts.rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+    // Every request goes through the pool's fetch: a read to a healthy endpoint, a broadcast to all of
+    // them, each with its own basic-auth header (Connection takes no credentials from a URL).
+    const pool = new EndpointPool(opts.network, opts.rpcUrl);
+    this.connection = new Connection(pool.primary.url, { commitment: 'confirmed', disableRetryOnRateLimit: true, fetch: pool.fetch });
+    this.health = startEndpointHealth(pool, {
+      family: 'sol',
+      bounds: opts.endpointHealth,
+      sponsor: { role: 'fee_payer', balance: async () => BigInt(await this.connection.getBalance(this.feePayer().publicKey)) },
+    });
     for (const [ticker, mint] of Object.entries(opts.tokens)) this.mints.set(mint, ticker);
   }
 
@@ -184,6 +197,7 @@ export class SolAdapter implements ChainAdapter {
   }
 
   async close(): Promise<void> {
+    this.health.close();
     // The web socket is opened lazily for subscriptions; close it so the process (and surfnet) can stop.
     const ws = (this.connection as unknown as { _rpcWebSocket?: { close(): void } })._rpcWebSocket;
     ws?.close();

@@ -1,5 +1,6 @@
 import Decimal from 'decimal.js';
 import { NodeUnavailableError } from '../adapter';
+import { EndpointPool } from '../endpoints';
 
 /** An error the node answered with (as opposed to not answering). */
 export class RpcError extends Error {
@@ -14,26 +15,22 @@ export class RpcError extends Error {
 
 /**
  * Bitcoin Core JSON-RPC (and its forks: litecoind, dogecoind, zcashd, bitcoin cash node). Credentials
- * come from the URL (http://user:password@host:port) and never appear in an error message.
+ * come from the URL (http://user:password@host:port) and never appear in an error message. Several URLs
+ * (comma-separated) are the network's endpoints: src/chains/endpoints.ts picks the one a call goes to.
  */
 export class BitcoinRpc {
-  private readonly url: string;
-  private readonly auth?: string;
+  private readonly pool: EndpointPool;
 
-  constructor(rpcUrl: string, private readonly timeoutMs = 30_000) {
-    const u = new URL(rpcUrl);
-    if (u.username) this.auth = 'Basic ' + Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64');
-    u.username = '';
-    u.password = '';
-    this.url = u.toString();
+  constructor(rpcUrl: string | EndpointPool, private readonly timeoutMs = 30_000) {
+    this.pool = typeof rpcUrl === 'string' ? new EndpointPool('utxo', rpcUrl) : rpcUrl;
   }
 
   async call<T>(method: string, params: unknown[] = []): Promise<T> {
     let text: string;
     try {
-      const res = await fetch(this.url, {
+      const res = await this.pool.fetch(null, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(this.auth ? { authorization: this.auth } : {}) },
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ jsonrpc: '1.0', id: method, method, params }),
         signal: AbortSignal.timeout(this.timeoutMs),
       });
