@@ -17,6 +17,8 @@ export interface NetworkRuntime {
   rpcBatch?: number;
   /** Bounds of the endpoints' health checks (`{NETWORK}_RPC_MAX_LAG`, `_RPC_STALL_SECONDS`, `_RPC_PROBE_SECONDS`). */
   endpointHealth?: Partial<HealthBounds>;
+  /** EVM gas tank / Solana fee payer: below this balance (base units) an alert fires (`{NETWORK}_SPONSOR_MIN_BALANCE`). */
+  sponsorMinBalance?: bigint;
 }
 
 /** `{NETWORK}_RPC_BATCH` when unset: calls made together go as one JSON-RPC batch of at most this many. */
@@ -39,7 +41,8 @@ const envName = (networkId: string) => networkId.toUpperCase();
  * `{NETWORK}_RPC_URL` may list several endpoints, comma-separated, in order of preference; an endpoint whose
  * head lags the others by more than `{NETWORK}_RPC_MAX_LAG` blocks, or stays behind without moving for
  * `{NETWORK}_RPC_STALL_SECONDS`, is taken out of reads until it catches up (src/chains/endpoint-health.ts,
- * heads read every `{NETWORK}_RPC_PROBE_SECONDS`; defaults per network there).
+ * heads read every `{NETWORK}_RPC_PROBE_SECONDS`; defaults per network there). `{NETWORK}_SPONSOR_MIN_BALANCE`
+ * (base units) is the EVM gas tank's or Solana fee payer's balance below which ops/prometheus/alerts.yml fires.
  */
 export function chainConfigFromEnv(env: NodeJS.ProcessEnv): ChainRuntimeConfig {
   const out: ChainRuntimeConfig = {};
@@ -62,9 +65,14 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv): ChainRuntimeConfig {
     }
     parseEndpoints(rpcUrl);
     const endpointHealth = healthFromEnv(env, envName(id));
+    const minBalance = env[`${envName(id)}_SPONSOR_MIN_BALANCE`];
+    if (minBalance !== undefined && minBalance !== '' && !/^[0-9]+$/.test(minBalance)) {
+      throw new Error(`invalid configuration: ${envName(id)}_SPONSOR_MIN_BALANCE must be a whole number of base units`);
+    }
     out[id] = {
       mode, rpcUrl, ...(wsUrl ? { wsUrl } : {}), ...(rpcBatch !== undefined ? { rpcBatch } : {}), contracts: {},
       ...(Object.keys(endpointHealth).length ? { endpointHealth } : {}),
+      ...(minBalance ? { sponsorMinBalance: BigInt(minBalance) } : {}),
     };
   }
   for (const [key, value] of Object.entries(env)) {

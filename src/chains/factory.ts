@@ -5,6 +5,7 @@ import { tokenContract, type NetworkRuntime } from './config';
 import type { HdSeed } from './keys';
 import { jsonRpc } from './devnet/process';
 import { EndpointPool } from './endpoints';
+import { sponsorMinimum } from '../observability/chain-metrics';
 import { EvmAdapter } from './evm/adapter';
 import { SolAdapter } from './sol/adapter';
 import { UtxoAdapter } from './utxo/adapter';
@@ -28,6 +29,8 @@ export async function createAdapter(networkId: string, runtime: NetworkRuntime, 
   const net = NETWORKS[networkId];
   if (!net) throw new InvalidRequestError(`unknown network ${networkId}`);
   const tokens = tokenContracts(networkId, runtime);
+  const role = net.family === 'evm' ? 'gas_tank' : net.family === 'sol' ? 'fee_payer' : undefined;
+  if (role && runtime.sponsorMinBalance !== undefined) sponsorMinimum.set({ network: networkId, role }, Number(runtime.sponsorMinBalance));
   switch (net.family) {
     case 'evm': {
       const pool = new EndpointPool(networkId, runtime.rpcUrl);

@@ -70,6 +70,13 @@ export const sponsorBalance = new Gauge({
   registers: [registry],
 });
 
+export const sponsorMinimum = new Gauge({
+  name: 'gateway_sponsor_balance_minimum',
+  help: 'The operator\'s floor for gateway_sponsor_balance ({NETWORK}_SPONSOR_MIN_BALANCE, base units), by network and role',
+  labelNames: ['network', 'role'] as const,
+  registers: [registry],
+});
+
 const bestHeads = new Map<string, bigint>();
 
 export function observeChainHead(network: string, head: bigint, blockTime?: number): void {
