@@ -63,6 +63,13 @@ async function freezeScenario(opts: {
   expect(await metric('gateway_rpc_endpoint_healthy', { network, endpoint: '1' })).toBe(1);
   expect(await metric('gateway_rpc_healthy_endpoints', { network })).toBe(1);
   expect(((await metric('gateway_rpc_endpoint_removals_total', { network, endpoint: '0' })) ?? 0) - removalsBefore).toBe(1);
+  // Each endpoint's head, the best one and its block's age against the wall clock are metrics too.
+  const heads = [await metric('gateway_rpc_endpoint_head', { network, endpoint: '0' }), await metric('gateway_rpc_endpoint_head', { network, endpoint: '1' })];
+  // The frozen endpoint's head is one it answered before the freeze (each head call keeps its own).
+  expect(heads[0]).toBeLessThanOrEqual(Number(before.height));
+  expect(heads[1]).toBeGreaterThan(heads[0]!);
+  expect(await metric('gateway_chain_head', { network })).toBe(heads[1]);
+  expect(await metric('gateway_chain_head_age_seconds', { network })).toBeGreaterThanOrEqual(0);
 
   // A deposit after the freeze, in blocks the frozen endpoint never shows: found through the other one.
   const to = adapter.deriveAddressIn(7n);
