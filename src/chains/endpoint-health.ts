@@ -1,7 +1,7 @@
 import { NETWORKS } from '../domain/assets';
 import { logger } from '../observability/logger';
 import { describeError } from '../observability/redact';
-import { chainHeadAge, endpointHead, endpointHealthy, endpointRemovals, endpointsHealthy, observeChainHead, sponsorBalance } from '../observability/chain-metrics';
+import { chainHeadAge, endpointHead, endpointHealthy, endpointRemovals, endpointsHealthy, observeChainHead, watchSponsor } from '../observability/chain-metrics';
 import type { Endpoint, EndpointPool } from './endpoints';
 
 /**
@@ -89,7 +89,7 @@ export interface EndpointHealth {
 export interface EndpointHealthOptions {
   family: 'evm' | 'sol' | 'utxo';
   bounds?: Partial<HealthBounds>;
-  /** The sponsor account's balance (EVM gas tank, Solana fee payer), read with each round for its gauge. */
+  /** The sponsor account's balance (EVM gas tank, Solana fee payer), read when metrics are scraped. */
   sponsor?: { role: 'gas_tank' | 'fee_payer'; balance(): Promise<bigint> };
   /** Defaults to probeHead; replaced in tests of the decisions alone. */
   probe?: (ep: Endpoint) => Promise<Head>;
@@ -148,33 +148,31 @@ export function startEndpointHealth(pool: EndpointPool, opts: EndpointHealthOpti
       if (top.time === undefined) chainHeadAge.remove({ network });
     }
     endpointsHealthy.set({ network }, states.filter((s) => s.healthy).length);
-    if (opts.sponsor) {
-      const { role, balance } = opts.sponsor;
-      await balance().then(
-        (b) => sponsorBalance.set({ network, role }, Number(b)),
-        () => undefined,
-      );
-    }
   };
+  const forgetSponsor = opts.sponsor ? watchSponsor(network, opts.sponsor.role, opts.sponsor.balance) : undefined;
 
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  const next = () => {
+    timer = setTimeout(loop, bounds.probeMs);
+    timer.unref();
+  };
   const loop = () => {
     if (stopped) return;
     void check()
       .catch((e: unknown) => logger.debug({ network, err: describeError(e) }, 'rpc endpoint check failed'))
       .finally(() => {
-        if (stopped) return;
-        timer = setTimeout(loop, bounds.probeMs);
-        timer.unref();
+        if (!stopped) next();
       });
   };
-  loop();
+  // The first round after one interval: until then every endpoint counts as healthy, as at any start.
+  next();
   return {
     check,
     close() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      forgetSponsor?.();
     },
   };
 }

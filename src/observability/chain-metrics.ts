@@ -62,13 +62,38 @@ export const watcherBehind = new Gauge({
   registers: [registry],
 });
 
-/** Base units as a gauge's float: exact up to 2^53, enough to compare against an operator's threshold. */
+/** Per network and role, how to read the sponsor's balance: read when Prometheus scrapes, not before. */
+const sponsors = new Map<string, { network: string; role: string; read: () => Promise<bigint> }>();
+const SPONSOR_READ_MS = 5_000;
+
+/**
+ * Base units as a gauge's float: exact up to 2^53, enough to compare against an operator's threshold. Read
+ * from the node at each scrape (a failed or slow read keeps the last value).
+ */
 export const sponsorBalance = new Gauge({
   name: 'gateway_sponsor_balance',
   help: 'Balance in base units (wei, lamports) of the account that pays others\' fees: role gas_tank (EVM) or fee_payer (Solana)',
   labelNames: ['network', 'role'] as const,
   registers: [registry],
+  async collect() {
+    await Promise.all(
+      [...sponsors.values()].map(async ({ network, role, read }) => {
+        const b = await Promise.race([read(), new Promise<undefined>((r) => setTimeout(() => r(undefined), SPONSOR_READ_MS).unref())]).catch(() => undefined);
+        if (b !== undefined) this.set({ network, role }, Number(b));
+      }),
+    );
+  },
 });
+
+/** An adapter's sponsor account; the returned function forgets it (the adapter closed). */
+export function watchSponsor(network: string, role: 'gas_tank' | 'fee_payer', read: () => Promise<bigint>): () => void {
+  const key = `${network}:${role}`;
+  const entry = { network, role, read };
+  sponsors.set(key, entry);
+  return () => {
+    if (sponsors.get(key) === entry) sponsors.delete(key);
+  };
+}
 
 export const sponsorMinimum = new Gauge({
   name: 'gateway_sponsor_balance_minimum',

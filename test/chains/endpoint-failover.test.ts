@@ -52,7 +52,10 @@ async function freezeScenario(opts: {
 }): Promise<void> {
   const { network, adapter, frozen, mine } = opts;
   await mine(1);
-  await waitFor(async () => (await metric('gateway_rpc_healthy_endpoints', { network })) === 2, 20_000, 'both endpoints healthy');
+  // Both endpoints probed at the node's head: the frozen one keeps that head.
+  const start = Number((await adapter.head()).height);
+  await waitFor(async () => (await metric('gateway_rpc_endpoint_head', { network, endpoint: '0' })) === start && (await metric('gateway_rpc_endpoint_head', { network, endpoint: '1' })) === start, 20_000, 'both endpoints probed');
+  expect(await metric('gateway_rpc_healthy_endpoints', { network })).toBe(2);
   const removalsBefore = (await metric('gateway_rpc_endpoint_removals_total', { network, endpoint: '0' })) ?? 0;
   frozen.freezeHead();
   const before: Cursor = await adapter.head();
