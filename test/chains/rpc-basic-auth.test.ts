@@ -41,7 +41,12 @@ async function findDeposit(adapter: ChainAdapter, from: Cursor, to: string, txid
 }
 
 /** A wrong password fails the calls, and no error says it. */
-async function wrongPasswordFails(proxy: HostileRpc, make: (url: string) => Promise<ChainAdapter>): Promise<void> {
+const wrongPasswordFails = (network: string, proxy: () => HostileRpc) =>
+  it('a wrong password is refused, and not repeated in the error', async () => {
+    await refused(proxy(), (url) => createAdapter(network, { mode: 'regtest', rpcUrl: url, contracts: {} }, testSeed()));
+  });
+
+async function refused(proxy: HostileRpc, make: (url: string) => Promise<ChainAdapter>): Promise<void> {
   const u = new URL(proxy.url);
   u.password = encodeURIComponent('wrong-' + SECRET);
   const refusedBefore = proxy.unauthorized();
@@ -99,9 +104,7 @@ describe('basic auth: anvil behind a proxy that requires it', () => {
     expect(proxy.unauthorized()).toBe(0);
   });
 
-  it('a wrong password is refused, and not repeated in the error', async () => {
-    await wrongPasswordFails(proxy, (url) => createAdapter('ethereum', { mode: 'regtest', rpcUrl: url, contracts: {} }, testSeed()));
-  });
+  wrongPasswordFails('ethereum', () => proxy);
 });
 
 describe('basic auth: surfnet behind a proxy that requires it', () => {
@@ -135,9 +138,7 @@ describe('basic auth: surfnet behind a proxy that requires it', () => {
     expect(proxy.unauthorized()).toBe(0);
   });
 
-  it('a wrong password is refused, and not repeated in the error', async () => {
-    await wrongPasswordFails(proxy, (url) => createAdapter('solana', { mode: 'regtest', rpcUrl: url, contracts: {} }, testSeed()));
-  });
+  wrongPasswordFails('solana', () => proxy);
 });
 
 describe('basic auth: litecoind behind a proxy that requires its own', () => {
@@ -167,7 +168,5 @@ describe('basic auth: litecoind behind a proxy that requires its own', () => {
     expect(proxy.unauthorized()).toBe(0);
   });
 
-  it('a wrong password is refused, and not repeated in the error', async () => {
-    await wrongPasswordFails(proxy, (url) => createAdapter('litecoin', { mode: 'regtest', rpcUrl: url, contracts: {} }, testSeed()));
-  });
+  wrongPasswordFails('litecoin', () => proxy);
 });
