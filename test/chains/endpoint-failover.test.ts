@@ -99,6 +99,7 @@ describe('two endpoints in front of anvil, one frozen', () => {
   let a: HostileRpc;
   let b: HostileRpc;
   let adapter: EvmAdapter;
+  let closed = false;
   let direct: JsonRpcProvider;
   let customer: Wallet;
   const mine = async (n: number) => void (await jsonRpc(node.rpcUrl, 'anvil_mine', [`0x${n.toString(16)}`]));
@@ -112,7 +113,7 @@ describe('two endpoints in front of anvil, one frozen', () => {
     customer = new Wallet(node.customerKey, direct);
   }, 120_000);
   afterAll(async () => {
-    await adapter?.close();
+    if (!closed) await adapter?.close();
     direct?.destroy();
     await a?.close();
     await b?.close();
@@ -148,6 +149,39 @@ describe('two endpoints in front of anvil, one frozen', () => {
     expect((await direct.getTransactionReceipt(tx2.hash))?.status).toBe(1);
     expect([a.calls('eth_sendRawTransaction') - a1, b.calls('eth_sendRawTransaction') - b1]).toEqual([0, 1]);
     a.thaw();
+    await waitFor(async () => (await metric('gateway_rpc_endpoint_healthy', { network: 'ethereum', endpoint: '0' })) === 1, 20_000, 'endpoint 0 back');
+  });
+
+  it('takes out an endpoint whose head stops while the others advance, even within the lag bound', async () => {
+    // The adapter above stops its checks: the metrics below are this one's alone.
+    await adapter.close();
+    closed = true;
+    const slow = new EvmAdapter({
+      network: 'ethereum', mode: 'regtest', rpcUrl: `${a.url},${b.url}`, chainId: node.chainId, seed: testSeed(), tokens: node.tokens,
+      endpointHealth: { maxLag: 1000, stallMs: 1_500, probeMs: 250 },
+    });
+    try {
+      const removed = async () => (await metric('gateway_rpc_endpoint_removals_total', { network: 'ethereum', endpoint: '0', reason: 'stalled' })) ?? 0;
+      const before = await removed();
+      const start = Number((await slow.head()).height);
+      await waitFor(async () => (await metric('gateway_rpc_endpoint_head', { network: 'ethereum', endpoint: '0' })) === start, 20_000, 'endpoint 0 probed');
+      a.freezeHead();
+      // One block more on the node every half second: a lag far below the bound, but endpoint 0 never moves.
+      const deadline = Date.now() + 20_000;
+      while ((await removed()) === before && Date.now() < deadline) {
+        await mine(1);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      expect((await removed()) - before).toBe(1);
+      expect(await metric('gateway_rpc_endpoint_healthy', { network: 'ethereum', endpoint: '0' })).toBe(0);
+      expect(slow.provider.pool.readOrder().map((e) => e.label)).toEqual(['1']);
+      const lag = (await metric('gateway_chain_head', { network: 'ethereum' }))! - (await metric('gateway_rpc_endpoint_head', { network: 'ethereum', endpoint: '0' }))!;
+      expect(lag).toBeGreaterThan(0);
+      expect(lag).toBeLessThan(1000);
+    } finally {
+      a.thaw();
+      await slow.close();
+    }
   });
 });
 

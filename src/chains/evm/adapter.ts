@@ -1,4 +1,4 @@
-import { getAddress, isError, type JsonRpcProvider, Network, Transaction, type Wallet } from 'ethers';
+import { getAddress, isError, Network, Transaction, type Wallet } from 'ethers';
 import { ASSETS, type Priority } from '../../domain/assets';
 import type { HdSeed } from '../keys';
 import { DEFAULT_RPC_BATCH, type ChainMode } from '../config';
@@ -61,7 +61,7 @@ const WALLETS_KEPT = 4096;
 
 export class EvmAdapter implements ChainAdapter {
   readonly network: string;
-  readonly provider: JsonRpcProvider;
+  readonly provider: EvmRpcProvider;
   private readonly tokensByContract = new Map<string, string>();
   private readonly locks = new KeyedMutex();
   private readonly scanner: BlockScanner;
