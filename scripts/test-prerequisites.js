@@ -65,6 +65,7 @@ function missing() {
   if (!bitcoinNode()) out.push(['a local Bitcoin node, Bitcoin Knots or btcd (the btc live-node tests)', INSTALL_NODES]);
   if (!bchNode()) out.push(['bchd (the bch live-node tests)', INSTALL_NODES]);
   if (!onPath('openssl')) out.push(['openssl (callback signatures are checked with it)', 'apt-get install -y openssl']);
+  if (!onPath('promtool')) out.push(['promtool (the alert rules\' unit tests, ops/prometheus)', 'apt-get install -y prometheus']);
   if (!onPath('strace')) out.push(['strace (the dev server\'s no-outbound-connection test)', 'apt-get install -y strace']);
   // The merchant verifiers in clients/ run in their own languages (test/clients).
   const ok = (cmd, args) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;

@@ -1,10 +1,13 @@
 import { ASSETS, NETWORKS } from '../domain/assets';
+import type { HealthBounds } from './endpoint-health';
+import { parseEndpoints } from './endpoints';
 
 export type ChainMode = 'mainnet' | 'testnet' | 'regtest';
 
 /** Runtime configuration of one network the gateway serves. A network absent from the map is not configured. */
 export interface NetworkRuntime {
   mode: ChainMode;
+  /** One URL, or several comma-separated (src/chains/endpoints.ts); each may carry basic-auth credentials. */
   rpcUrl: string;
   /** The node's WebSocket endpoint for new-head notifications (src/chains/heads.ts); without it the watcher polls only. */
   wsUrl?: string;
@@ -14,6 +17,10 @@ export interface NetworkRuntime {
   rpcBatch?: number;
   /** Solana: cap on a forward's compute-unit price, micro-lamports (the gateway's SOLANA_PRIORITY_FEE_MAX_MICROLAMPORTS). */
   priorityFeeMax?: bigint;
+  /** Bounds of the endpoints' health checks (`{NETWORK}_RPC_MAX_LAG`, `_RPC_STALL_SECONDS`, `_RPC_PROBE_SECONDS`). */
+  endpointHealth?: Partial<HealthBounds>;
+  /** EVM gas tank / Solana fee payer: below this balance (base units) an alert fires (`{NETWORK}_SPONSOR_MIN_BALANCE`). */
+  sponsorMinBalance?: bigint;
 }
 
 /** `{NETWORK}_RPC_BATCH` when unset: calls made together go as one JSON-RPC batch of at most this many. */
@@ -33,6 +40,11 @@ const envName = (networkId: string) => networkId.toUpperCase();
  * whose new-head notifications wake the watcher between its polls; `{NETWORK}_RPC_BATCH` (EVM: 1 to 100,
  * default DEFAULT_RPC_BATCH) bounds the JSON-RPC calls made together that go in one HTTP request, 1 for a
  * node that refuses batches.
+ * `{NETWORK}_RPC_URL` may list several endpoints, comma-separated, in order of preference; an endpoint whose
+ * head lags the others by more than `{NETWORK}_RPC_MAX_LAG` blocks, or stays behind without moving for
+ * `{NETWORK}_RPC_STALL_SECONDS`, is taken out of reads until it catches up (src/chains/endpoint-health.ts,
+ * heads read every `{NETWORK}_RPC_PROBE_SECONDS`; defaults per network there). `{NETWORK}_SPONSOR_MIN_BALANCE`
+ * (base units) is the EVM gas tank's or Solana fee payer's balance below which ops/prometheus/alerts.yml fires.
  */
 export function chainConfigFromEnv(env: NodeJS.ProcessEnv): ChainRuntimeConfig {
   const out: ChainRuntimeConfig = {};
@@ -53,7 +65,17 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv): ChainRuntimeConfig {
         throw new Error(`invalid configuration: ${envName(id)}_RPC_BATCH must be a whole number from 1 to ${MAX_RPC_BATCH}`);
       }
     }
-    out[id] = { mode, rpcUrl, ...(wsUrl ? { wsUrl } : {}), ...(rpcBatch !== undefined ? { rpcBatch } : {}), contracts: {} };
+    parseEndpoints(rpcUrl);
+    const endpointHealth = healthFromEnv(env, envName(id));
+    const minBalance = env[`${envName(id)}_SPONSOR_MIN_BALANCE`];
+    if (minBalance !== undefined && minBalance !== '' && !/^[0-9]+$/.test(minBalance)) {
+      throw new Error(`invalid configuration: ${envName(id)}_SPONSOR_MIN_BALANCE must be a whole number of base units`);
+    }
+    out[id] = {
+      mode, rpcUrl, ...(wsUrl ? { wsUrl } : {}), ...(rpcBatch !== undefined ? { rpcBatch } : {}), contracts: {},
+      ...(Object.keys(endpointHealth).length ? { endpointHealth } : {}),
+      ...(minBalance ? { sponsorMinBalance: BigInt(minBalance) } : {}),
+    };
   }
   for (const [key, value] of Object.entries(env)) {
     const m = /^([A-Z0-9]+_[A-Z0-9]+)_CONTRACT$/.exec(key);
@@ -61,6 +83,23 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv): ChainRuntimeConfig {
     const asset = ASSETS[m[1].toLowerCase()];
     if (asset && out[asset.network]) out[asset.network].contracts[asset.ticker] = value;
   }
+  return out;
+}
+
+function healthFromEnv(env: NodeJS.ProcessEnv, prefix: string): Partial<HealthBounds> {
+  const read = (suffix: string, scale: number): number | undefined => {
+    const v = env[`${prefix}_${suffix}`];
+    if (v === undefined || v === '') return undefined;
+    if (!/^[0-9]+(\.[0-9]+)?$/.test(v) || Number(v) <= 0) throw new Error(`invalid configuration: ${prefix}_${suffix} must be a positive number`);
+    return Math.round(Number(v) * scale);
+  };
+  const out: Partial<HealthBounds> = {};
+  const maxLag = read('RPC_MAX_LAG', 1);
+  const stallMs = read('RPC_STALL_SECONDS', 1000);
+  const probeMs = read('RPC_PROBE_SECONDS', 1000);
+  if (maxLag !== undefined) out.maxLag = maxLag;
+  if (stallMs !== undefined) out.stallMs = stallMs;
+  if (probeMs !== undefined) out.probeMs = probeMs;
   return out;
 }
 

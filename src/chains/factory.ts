@@ -3,8 +3,9 @@ import type { ChainAdapter } from './adapter';
 import { InvalidRequestError } from './adapter';
 import { tokenContract, type NetworkRuntime } from './config';
 import type { HdSeed } from './keys';
-import { rpcEndpoint } from './rpc-url';
 import { jsonRpc } from './devnet/process';
+import { EndpointPool } from './endpoints';
+import { sponsorMinimum } from '../observability/chain-metrics';
 import { EvmAdapter } from './evm/adapter';
 import { SolAdapter } from './sol/adapter';
 import { UtxoAdapter } from './utxo/adapter';
@@ -28,16 +29,21 @@ export async function createAdapter(networkId: string, runtime: NetworkRuntime, 
   const net = NETWORKS[networkId];
   if (!net) throw new InvalidRequestError(`unknown network ${networkId}`);
   const tokens = tokenContracts(networkId, runtime);
+  const role = net.family === 'evm' ? 'gas_tank' : net.family === 'sol' ? 'fee_payer' : undefined;
+  if (role && runtime.sponsorMinBalance !== undefined) sponsorMinimum.set({ network: networkId, role }, Number(runtime.sponsorMinBalance));
   switch (net.family) {
     case 'evm': {
-      const endpoint = rpcEndpoint(runtime.rpcUrl);
-      const chainId = BigInt(await jsonRpc<string>(endpoint.url, 'eth_chainId', [], endpoint.authorization ? { authorization: endpoint.authorization } : {}));
-      return new EvmAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, rpcBatch: runtime.rpcBatch, chainId, seed, tokens, lock, finalityDepth: ASSETS[net.nativeTicker].confirmations });
+      const pool = new EndpointPool(networkId, runtime.rpcUrl);
+      const chainId = BigInt(await pool.read((ep) => jsonRpc<string>(ep.url, 'eth_chainId', [], ep.headers)));
+      return new EvmAdapter({
+        network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, rpcBatch: runtime.rpcBatch, chainId, seed, tokens, lock,
+        finalityDepth: ASSETS[net.nativeTicker].confirmations, endpointHealth: runtime.endpointHealth,
+      });
     }
     case 'utxo':
-      return new UtxoAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, seed });
+      return new UtxoAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, seed, endpointHealth: runtime.endpointHealth });
     case 'sol':
-      return new SolAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, seed, tokens, priorityFeeMax: runtime.priorityFeeMax });
+      return new SolAdapter({ network: networkId, mode: runtime.mode, rpcUrl: runtime.rpcUrl, seed, tokens, priorityFeeMax: runtime.priorityFeeMax, endpointHealth: runtime.endpointHealth });
   }
 }
 

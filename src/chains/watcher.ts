@@ -4,6 +4,7 @@ import type { Db } from '../db/client';
 import { chainCursors, configTickers, paymentConfigs } from '../db/schema';
 import type { ChainAdapter, Cursor, ObservedDeposit, ScanBatch, ScannedBlock } from './adapter';
 import { firstStart } from './first-start';
+import { observeWatcher } from '../observability/chain-metrics';
 
 export type WatchedConfig = typeof paymentConfigs.$inferSelect;
 
@@ -150,6 +151,7 @@ export async function scanOnce(adapter: ChainAdapter, db: Db, network: string, o
   // that found nothing new writes nothing.
   const moved = last ? last.height !== batch.cursor.height || last.hash !== batch.cursor.hash : !sameCursor(batch.cursor, stored);
   if (moved) await writeCursor(db, network, batch.cursor);
+  observeWatcher(network, batch.cursor.height);
   if (opts.onBatch) await opts.onBatch(from.height, batch);
   return matched;
 }

@@ -15,6 +15,7 @@ import { NETWORKS } from '../domain/assets';
 import { dueHeight } from '../domain/finality';
 import { logger } from '../observability/logger';
 import { depositsObserved } from '../observability/metrics';
+import { exposePaymentStages } from '../observability/payment-stages';
 import { describeError } from '../observability/redact';
 import { ensureMinimumSchedule } from '../temporal/minimum-schedule';
 import { createWorker } from '../temporal/worker';
@@ -110,6 +111,7 @@ export async function startWorkerRuntime(
   opts: { address: string; watch?: boolean; depositPollInterval?: string },
 ): Promise<WorkerRuntime> {
   const { cfg, database } = services;
+  exposePaymentStages(database.db);
   // Public material for the API (xpubs, the callback public key, the Solana address pool), kept fresh.
   const publisher = await startPublisher(
     {

@@ -1,6 +1,7 @@
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { rpcErrorMessage } from '../../src/chains/rpc-errors';
-import { credentialsOf, rpcEndpoint } from '../../src/chains/rpc-url';
+import { endpointOf } from '../../src/chains/endpoints';
+import { credentialsOf } from '../../src/chains/rpc-url';
 import { describeError, scrubText } from '../../src/observability/redact';
 import { scrubbedFailure } from '../../src/temporal/scrub-failures';
 
@@ -59,11 +60,11 @@ describe('secrets in errors at their source', () => {
     expect(rpcErrorMessage('down')).toBe('down');
   });
 
-  it('rpcEndpoint moves credentials into a basic Authorization header and keeps a key in the path or query', () => {
-    expect(rpcEndpoint('https://rpc.example/v2/KEY?api-key=K')).toEqual({ url: 'https://rpc.example/v2/KEY?api-key=K' });
-    expect(rpcEndpoint('http://us%40er:p%3Ass@10.0.0.5:8545/?api-key=K')).toEqual({
-      url: 'http://10.0.0.5:8545/?api-key=K', authorization: `Basic ${Buffer.from('us@er:p:ss').toString('base64')}`,
-    });
+  it('endpointOf moves credentials into a basic Authorization header and keeps a key in the path or query', () => {
+    const plain = endpointOf('https://rpc.example/v2/KEY?api-key=K');
+    expect([plain.url, plain.headers]).toEqual(['https://rpc.example/v2/KEY?api-key=K', {}]);
+    const auth = endpointOf('http://us%40er:p%3Ass@10.0.0.5:8545/?api-key=K');
+    expect([auth.url, auth.headers]).toEqual(['http://10.0.0.5:8545/?api-key=K', { authorization: `Basic ${Buffer.from('us@er:p:ss').toString('base64')}` }]);
   });
 
   it('credentialsOf names what of an RPC URL may be a key, and rpcErrorMessage takes it out of a node\'s words', () => {

@@ -31,6 +31,11 @@ export interface HostileRpcOptions {
   refuse?: (method: string) => boolean;
   /** The refusal's error object (default: geth's -32601 words, which ethers reads as UNSUPPORTED_OPERATION). */
   refusal?: (method: string) => { code: number; message: string };
+  /**
+   * Basic auth the proxy itself requires (401 without it): `url` and `proxied` then carry these credentials,
+   * and the upstream is sent its own (from `upstream`) or none.
+   */
+  requireAuth?: { user: string; password: string };
 }
 
 export const DEFAULT_FAULT_PROBABILITIES: Readonly<Record<FaultKind, number>> = {
@@ -74,6 +79,17 @@ export interface HostileRpc {
   calm(): void;
   rage(): void;
   setProbabilities(p: Partial<Record<FaultKind, number>>): void;
+  /**
+   * A node stuck while still answering: every head call answers what it answered last before now (or its
+   * first answer from now on), whatever the node's head is, until thaw(); everything else is relayed.
+   * Independent of calm()/rage().
+   */
+  freezeHead(): void;
+  thaw(): void;
+  /** Requests refused for missing or wrong credentials (requireAuth). */
+  unauthorized(): number;
+  /** Calls of a JSON-RPC method relayed so far (batches counted per call). */
+  calls(method: string): number;
   stats(): HostileRpcStats;
   close(): Promise<void>;
 }
@@ -137,12 +153,22 @@ export async function startHostileRpc(opts: HostileRpcOptions): Promise<HostileR
   let requests = 0;
   /** Per head call, its last distinct answers (results only), newest last. */
   const heads = new Map<string, unknown[]>();
+  /** While frozen, per head call, the answer it keeps giving. */
+  let frozen: Map<string, unknown> | undefined;
+  const upstreamAuth = upstream.username ? 'Basic ' + Buffer.from(`${decodeURIComponent(upstream.username)}:${decodeURIComponent(upstream.password)}`).toString('base64') : undefined;
+  const wantedAuth = opts.requireAuth ? 'Basic ' + Buffer.from(`${opts.requireAuth.user}:${opts.requireAuth.password}`).toString('base64') : undefined;
+  let refused = 0;
+  const called = new Map<string, number>();
   const roll = (kind: FaultKind) => on && random() < probabilities[kind];
 
   const relay = (req: http.IncomingMessage, body: Buffer) =>
     new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
       const headers: http.OutgoingHttpHeaders = { ...req.headers, host: upstream.host, 'content-length': body.length };
       delete headers.connection;
+      if (wantedAuth) {
+        delete headers.authorization;
+        if (upstreamAuth) headers.authorization = upstreamAuth;
+      }
       const u = http.request(
         { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent: false },
         (res) => {
@@ -165,6 +191,13 @@ export async function startHostileRpc(opts: HostileRpcOptions): Promise<HostileR
       return { jsonrpc: response.jsonrpc, id: response.id, error };
     }
     const key = headKey(request);
+    if (key && !response.error && frozen) {
+      if (!frozen.has(key)) {
+        const seen = heads.get(key);
+        frozen.set(key, seen && seen.length > 0 ? seen[seen.length - 1] : response.result);
+      }
+      return { ...response, result: frozen.get(key) };
+    }
     if (key && !response.error) {
       const seen = heads.get(key) ?? [];
       const fresh = JSON.stringify(response.result);
@@ -195,7 +228,18 @@ export async function startHostileRpc(opts: HostileRpcOptions): Promise<HostileR
     req.on('end', () => {
       void (async () => {
         requests++;
+        if (wantedAuth && req.headers.authorization !== wantedAuth) {
+          refused++;
+          res.writeHead(401, { 'www-authenticate': 'Basic realm="rpc"', 'content-type': 'text/plain' }).end('unauthorized');
+          return;
+        }
         const body = Buffer.concat(chunks);
+        try {
+          const asked = JSON.parse(body.toString('utf8')) as RpcRequest | RpcRequest[];
+          for (const r of Array.isArray(asked) ? asked : [asked]) if (r.method) called.set(r.method, (called.get(r.method) ?? 0) + 1);
+        } catch {
+          // Not JSON: relayed as it came, counted nowhere.
+        }
         let up;
         try {
           up = await relay(req, body);
@@ -235,6 +279,10 @@ export async function startHostileRpc(opts: HostileRpcOptions): Promise<HostileR
     const u = new URL(other);
     u.hostname = '127.0.0.1';
     u.port = String(port);
+    if (opts.requireAuth) {
+      u.username = encodeURIComponent(opts.requireAuth.user);
+      u.password = encodeURIComponent(opts.requireAuth.password);
+    }
     return u.toString().replace(/\/$/, '');
   };
   return {
@@ -245,6 +293,10 @@ export async function startHostileRpc(opts: HostileRpcOptions): Promise<HostileR
     calm: () => (on = false),
     rage: () => (on = true),
     setProbabilities: (p) => Object.assign(probabilities, p),
+    freezeHead: () => (frozen ??= new Map()),
+    thaw: () => (frozen = undefined),
+    unauthorized: () => refused,
+    calls: (method) => called.get(method) ?? 0,
     stats: () => ({ requests, faults: { ...faults } }),
     close: () =>
       new Promise<void>((resolve) => {

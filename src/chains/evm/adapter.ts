@@ -1,11 +1,10 @@
-import { getAddress, isError, type JsonRpcProvider, Network, Transaction, type Wallet } from 'ethers';
+import { getAddress, isError, Network, Transaction, type Wallet } from 'ethers';
 import { ASSETS, type Priority } from '../../domain/assets';
 import type { HdSeed } from '../keys';
 import { DEFAULT_RPC_BATCH, type ChainMode } from '../config';
 import { deriveEvmWallet, validateAddress } from '../addresses';
 import { evmGasTankKey } from '../sponsor';
 import { rpcErrorMessage } from '../rpc-errors';
-import { credentialsOf } from '../rpc-url';
 import {
   BroadcastRejectedError,
   InvalidRequestError,
@@ -33,8 +32,10 @@ import { depositConfirmations } from './confirmations';
 import { BlockScanner, NATIVE_INDEX, nodeCall } from './scan';
 import { CallTracer } from './trace';
 import { nativeWallet } from './signing-key';
-import { EvmRpcProvider, evmRpcRequest } from './provider';
+import { EvmRpcProvider } from './provider';
 import { evmBalance, prepareEthSweep, prepareTokenSweep } from './sweep';
+import { EndpointPool } from '../endpoints';
+import { startEndpointHealth, type EndpointHealth, type HealthBounds } from '../endpoint-health';
 
 export { NATIVE_INDEX };
 
@@ -54,6 +55,8 @@ export interface EvmAdapterOptions {
   topupTimeoutMs?: number;
   /** Blocks after which a block is final here: a rival's receipt must be this deep before a plan is replaced. */
   finalityDepth?: number;
+  /** Bounds of the endpoints' health checks (src/chains/endpoint-health.ts); per-network defaults. */
+  endpointHealth?: Partial<HealthBounds>;
   /** A lock across processes (Database.withLock); without one, within this process only. */
   lock?: <T>(name: string, fn: () => Promise<T>) => Promise<T>;
 }
@@ -63,14 +66,15 @@ const WALLETS_KEPT = 4096;
 
 export class EvmAdapter implements ChainAdapter {
   readonly network: string;
-  readonly provider: JsonRpcProvider;
-  private readonly credentials: string[];
+  readonly provider: EvmRpcProvider;
+  private readonly credentials: readonly string[];
   private readonly tokensByContract = new Map<string, string>();
   private readonly locks = new KeyedMutex();
   private readonly scanner: BlockScanner;
   private readonly tracer: CallTracer;
   private tank: Wallet | undefined;
   private readonly wallets = new Map<bigint, Wallet>();
+  private readonly health: EndpointHealth;
 
   constructor(private readonly opts: EvmAdapterOptions) {
     this.network = opts.network;
@@ -81,12 +85,18 @@ export class EvmAdapter implements ChainAdapter {
     // 114 µs of this process's CPU per call in batches of 10 against 263 µs one HTTP request each (0.43),
     // and the node parses one request instead of many. Each call keeps its own answer or error; a request
     // that fails fails the calls in it, which their callers retry as before.
-    this.credentials = credentialsOf(opts.rpcUrl);
-    this.provider = new EvmRpcProvider(evmRpcRequest(opts.rpcUrl), net, {
+    const pool = new EndpointPool(opts.network, opts.rpcUrl);
+    this.credentials = pool.credentials;
+    this.provider = new EvmRpcProvider(pool, net, {
       staticNetwork: net,
       cacheTimeout: -1,
       batchMaxCount: opts.rpcBatch ?? DEFAULT_RPC_BATCH,
       batchStallTime: 0,
+    });
+    this.health = startEndpointHealth(pool, {
+      family: 'evm',
+      bounds: opts.endpointHealth,
+      sponsor: { role: 'gas_tank', balance: () => this.provider.getBalance(this.gasTank().address) },
     });
     for (const [ticker, contract] of Object.entries(opts.tokens)) this.tokensByContract.set(getAddress(contract), ticker);
     this.tracer = new CallTracer(this.network, this.provider);
@@ -299,6 +309,7 @@ export class EvmAdapter implements ChainAdapter {
   }
 
   async close(): Promise<void> {
+    this.health.close();
     this.provider.destroy();
   }
 

@@ -20,7 +20,6 @@ import type { ChainMode } from '../config';
 import type { HdSeed } from '../keys';
 import { solFeePayerSeed } from '../sponsor';
 import { rpcErrorMessage } from '../rpc-errors';
-import { credentialsOf } from '../rpc-url';
 import { ACCOUNT_SIZE } from '@solana/spl-token';
 import {
   DEFAULT_PRIORITY_FEE_MAX_MICROLAMPORTS,
@@ -35,6 +34,8 @@ import { prepareSolForward, prepareSplForward, recentBlockhashOf, sourceOf } fro
 import { classifySolError, solConnection } from './rpc';
 import { depositsOfTx, type BlockTx } from './scan';
 import { prepareSolSweep, prepareSplSweep, solBalance, solBalanceSeen } from './sweep';
+import { EndpointPool } from '../endpoints';
+import { startEndpointHealth, type EndpointHealth, type HealthBounds } from '../endpoint-health';
 
 export interface SolAdapterOptions {
   network: string;
@@ -45,6 +46,8 @@ export interface SolAdapterOptions {
   tokens: Record<string, string>;
   /** Cap on a forward's compute-unit price, micro-lamports (SOLANA_PRIORITY_FEE_MAX_MICROLAMPORTS). */
   priorityFeeMax?: bigint;
+  /** Bounds of the endpoints' health checks (src/chains/endpoint-health.ts); per-network defaults. */
+  endpointHealth?: Partial<HealthBounds>;
 }
 
 /**
@@ -55,14 +58,23 @@ export class SolAdapter implements ChainAdapter {
   readonly network: string;
   readonly connection: Connection;
   private readonly mints = new Map<string, string>();
-  private readonly credentials: string[];
+  private readonly credentials: readonly string[];
   private readonly nativeTicker: string;
+  private readonly health: EndpointHealth;
 
   constructor(private readonly opts: SolAdapterOptions) {
     this.network = opts.network;
     this.nativeTicker = NETWORKS[opts.network].nativeTicker;
-    this.credentials = credentialsOf(opts.rpcUrl);
-    this.connection = solConnection(opts.rpcUrl);
+    // Every request goes through the pool's fetch: a read to a healthy endpoint, a broadcast to all of
+    // them, each with its own basic-auth header (Connection takes no credentials from a URL).
+    const pool = new EndpointPool(opts.network, opts.rpcUrl);
+    this.credentials = pool.credentials;
+    this.connection = solConnection(pool);
+    this.health = startEndpointHealth(pool, {
+      family: 'sol',
+      bounds: opts.endpointHealth,
+      sponsor: { role: 'fee_payer', balance: async () => BigInt(await this.connection.getBalance(this.feePayer().publicKey)) },
+    });
     for (const [ticker, mint] of Object.entries(opts.tokens)) this.mints.set(mint, ticker);
   }
 
@@ -229,6 +241,7 @@ export class SolAdapter implements ChainAdapter {
   }
 
   async close(): Promise<void> {
+    this.health.close();
     // The web socket is opened lazily for subscriptions; close it so the process (and surfnet) can stop.
     const ws = (this.connection as unknown as { _rpcWebSocket?: { close(): void } })._rpcWebSocket;
     ws?.close();

@@ -1,6 +1,6 @@
 import { Connection, SendTransactionError, SolanaJSONRPCError } from '@solana/web3.js';
 import { ChainError, NodeUnavailableError } from '../adapter';
-import { rpcEndpoint } from '../rpc-url';
+import type { EndpointPool } from '../endpoints';
 
 /**
  * web3.js 1.x turns an HTTP answer other than 2xx into a plain Error whose only trace of the status is its
@@ -31,33 +31,27 @@ function networkCode(e: unknown): string | undefined {
   return undefined;
 }
 
-const fetchRpc: typeof fetch = async (input, init) => {
-  let res: Response;
-  try {
-    res = await fetch(input, init);
-  } catch (e) {
-    throw new RpcTransportError(networkCode(e), e);
-  }
-  if (!res.ok) {
-    // The body is read so the connection can be reused; its text is never part of the error.
-    await res.arrayBuffer().catch(() => undefined);
-    throw new HttpStatusError(res.status);
-  }
-  return res;
-};
+/** The pool's fetch (endpoint choice, basic auth), with transport failures and statuses as typed errors. */
+function typedFetch(pool: EndpointPool): typeof fetch {
+  return async (input, init) => {
+    let res: Response;
+    try {
+      res = await pool.fetch(input, init);
+    } catch (e) {
+      throw new RpcTransportError(networkCode(e), e);
+    }
+    if (!res.ok) {
+      // The body is read so the connection can be reused; its text is never part of the error.
+      await res.arrayBuffer().catch(() => undefined);
+      throw new HttpStatusError(res.status);
+    }
+    return res;
+  };
+}
 
-/**
- * A Connection whose transport failures arrive as NodeUnavailableError subclasses. Credentials in the URL
- * go into an Authorization header (fetch refuses a URL that holds them).
- */
-export function solConnection(rpcUrl: string): Connection {
-  const endpoint = rpcEndpoint(rpcUrl);
-  return new Connection(endpoint.url, {
-    commitment: 'confirmed',
-    disableRetryOnRateLimit: true,
-    fetch: fetchRpc as never,
-    ...(endpoint.authorization ? { httpHeaders: { authorization: endpoint.authorization } } : {}),
-  });
+/** A Connection over the network's endpoints whose transport failures arrive as NodeUnavailableError subclasses. */
+export function solConnection(pool: EndpointPool): Connection {
+  return new Connection(pool.primary.url, { commitment: 'confirmed', disableRetryOnRateLimit: true, fetch: typedFetch(pool) as never });
 }
 
 /**

@@ -22,6 +22,8 @@ import { feeRate, forwardFeeEstimate, forwardOutpoint, nodePolicy, prepareUtxoFo
 import { isPolicyRefusal, worstPayoutDust } from './policy';
 import { utxoNetwork } from './networks';
 import { BitcoinRpc, RpcError, toSats } from './rpc';
+import { EndpointPool } from '../endpoints';
+import { startEndpointHealth, type EndpointHealth, type HealthBounds } from '../endpoint-health';
 
 export interface UtxoAdapterOptions {
   network: string;
@@ -31,6 +33,8 @@ export interface UtxoAdapterOptions {
   /** sat/vB when the node cannot estimate (regtest, a fresh node). */
   fallbackFeeRate?: bigint;
   rewindDepth?: number;
+  /** Bounds of the endpoints' health checks (src/chains/endpoint-health.ts); per-network defaults. */
+  endpointHealth?: Partial<HealthBounds>;
 }
 
 export class UtxoAdapter implements ChainAdapter {
@@ -40,10 +44,13 @@ export class UtxoAdapter implements ChainAdapter {
   readonly node: DialectNode;
   private readonly ticker: string;
   private readonly cashAddr: boolean;
+  private readonly health: EndpointHealth;
 
   constructor(private readonly opts: UtxoAdapterOptions) {
     this.network = opts.network;
-    this.rpc = new BitcoinRpc(opts.rpcUrl);
+    const pool = new EndpointPool(opts.network, opts.rpcUrl);
+    this.rpc = new BitcoinRpc(pool);
+    this.health = startEndpointHealth(pool, { family: 'utxo', bounds: opts.endpointHealth });
     this.node = new DialectNode(this.rpc);
     this.ticker = NETWORKS[opts.network].nativeTicker;
     this.cashAddr = utxoNetwork(opts.network, opts.mode).cashAddrPrefix !== undefined;
@@ -235,7 +242,9 @@ export class UtxoAdapter implements ChainAdapter {
     return { status: 'replaceable', reason: `refused by the node's relay policy (${test.reason}); the deposit is unspent`, observedAt: BigInt(head) };
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.health.close();
+  }
 
   private assertTicker(ticker: string): void {
     if (ticker !== this.ticker || !ASSETS[ticker]) throw new InvalidRequestError(`${ticker} is not the asset of ${this.network}`);

@@ -1,7 +1,7 @@
 import Decimal from 'decimal.js';
 import { NodeUnavailableError } from '../adapter';
 import { rpcErrorMessage } from '../rpc-errors';
-import { credentialsOf, rpcEndpoint } from '../rpc-url';
+import { EndpointPool } from '../endpoints';
 
 /** An error the node answered with (as opposed to not answering). */
 export class RpcError extends Error {
@@ -16,26 +16,24 @@ export class RpcError extends Error {
 
 /**
  * Bitcoin Core JSON-RPC (and its forks: litecoind, dogecoind, zcashd, bitcoin cash node). Credentials
- * come from the URL (http://user:password@host:port) and never appear in an error message.
+ * come from the URL (http://user:password@host:port) and never appear in an error message. Several URLs
+ * (comma-separated) are the network's endpoints: src/chains/endpoints.ts picks the one a call goes to.
  */
 export class BitcoinRpc {
-  private readonly url: string;
-  private readonly auth?: string;
-  private readonly credentials: string[];
+  private readonly pool: EndpointPool;
+  private readonly credentials: readonly string[];
 
-  constructor(rpcUrl: string, private readonly timeoutMs = 30_000) {
-    const endpoint = rpcEndpoint(rpcUrl);
-    this.credentials = credentialsOf(rpcUrl);
-    this.auth = endpoint.authorization;
-    this.url = endpoint.url;
+  constructor(rpcUrl: string | EndpointPool, private readonly timeoutMs = 30_000) {
+    this.pool = typeof rpcUrl === 'string' ? new EndpointPool('utxo', rpcUrl) : rpcUrl;
+    this.credentials = this.pool.credentials;
   }
 
   async call<T>(method: string, params: unknown[] = []): Promise<T> {
     let text: string;
     try {
-      const res = await fetch(this.url, {
+      const res = await this.pool.fetch(null, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(this.auth ? { authorization: this.auth } : {}) },
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ jsonrpc: '1.0', id: method, method, params }),
         signal: AbortSignal.timeout(this.timeoutMs),
       });
