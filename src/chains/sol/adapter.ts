@@ -21,7 +21,8 @@ import type { HdSeed } from '../keys';
 import { solFeePayerSeed } from '../sponsor';
 import { ACCOUNT_SIZE } from '@solana/spl-token';
 import { LAMPORTS_PER_SIGNATURE, prepareSolForward, prepareSplForward, recentBlockhashOf, sourceOf } from './forward';
-import { depositsOfTx, type BlockTx } from './scan';
+import { SolBlockReader } from './block-reader';
+import { scannedBlock } from './scan';
 
 export interface SolAdapterOptions {
   network: string;
@@ -39,6 +40,8 @@ export interface SolAdapterOptions {
 export class SolAdapter implements ChainAdapter {
   readonly network: string;
   readonly connection: Connection;
+  /** The watcher's reads (head, block list, blocks): plain JSON-RPC, see ./block-reader.ts. */
+  private readonly reader: SolBlockReader;
   private readonly mints = new Map<string, string>();
   private readonly nativeTicker: string;
 
@@ -46,6 +49,7 @@ export class SolAdapter implements ChainAdapter {
     this.network = opts.network;
     this.nativeTicker = NETWORKS[opts.network].nativeTicker;
     this.connection = new Connection(opts.rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+    this.reader = new SolBlockReader(opts.rpcUrl);
     for (const [ticker, mint] of Object.entries(opts.tokens)) this.mints.set(mint, ticker);
   }
 
@@ -65,9 +69,8 @@ export class SolAdapter implements ChainAdapter {
   }
 
   async head(): Promise<Cursor & { hash: string }> {
-    const slot = await this.call(() => this.connection.getSlot('confirmed'));
-    const block = await this.call(() => this.connection.getParsedBlock(slot, { maxSupportedTransactionVersion: 0, transactionDetails: 'none', rewards: false }));
-    return { height: BigInt(slot), hash: block?.blockhash ?? '' };
+    const slot = await this.reader.slot();
+    return { height: BigInt(slot), hash: (await this.reader.blockhash(slot)) ?? '' };
   }
 
   async scan(cursor: Cursor | null, maxBlocks = 100): Promise<ScanBatch> {
@@ -79,23 +82,10 @@ export class SolAdapter implements ChainAdapter {
     const after = rewound ? -1 : Number(cursor.height);
     if (!rewound && head.height === cursor.height) return { blocks: [], cursor, rewound };
     // Skipped slots have no block; getBlocks lists the ones that exist.
-    const end = Number(head.height);
-    const slots = (await this.call(() => this.connection.getBlocks(after + 1, end, 'confirmed'))).slice(0, maxBlocks);
+    const slots = await this.reader.slotsAfter(after, Number(head.height), maxBlocks);
     const blocks: ScannedBlock[] = [];
-    for (const slot of slots) {
-      // jsonParsed: surfnet answers account keys in the parsed shape whatever the encoding asked for.
-      const b = await this.call(() =>
-        this.connection.getParsedBlock(slot, { maxSupportedTransactionVersion: 0, transactionDetails: 'full', rewards: false, commitment: 'confirmed' }),
-      );
-      if (!b) continue;
-      const ctx = { network: this.network, nativeTicker: this.nativeTicker, mints: this.mints, slot: BigInt(slot), blockhash: b.blockhash };
-      blocks.push({
-        height: BigInt(slot),
-        hash: b.blockhash,
-        deposits: b.transactions.flatMap((tx) => depositsOfTx(tx as unknown as BlockTx, ctx)),
-        txids: b.transactions.map((tx) => tx.transaction.signatures[0]),
-      });
-    }
+    const ctx = { network: this.network, nativeTicker: this.nativeTicker, mints: this.mints };
+    for await (const [slot, b] of this.reader.blocks(slots)) if (b) blocks.push(scannedBlock(b, slot, ctx));
     // With fewer than maxBlocks existing blocks the whole range up to the head has been read.
     const next: Cursor = slots.length < maxBlocks ? head : { height: blocks[blocks.length - 1].height, hash: blocks[blocks.length - 1].hash };
     return { blocks, cursor: next, rewound };
@@ -103,8 +93,8 @@ export class SolAdapter implements ChainAdapter {
 
   async blockTime(height: bigint): Promise<number | null> {
     // A skipped slot has no block (nor time): the next block's stands for it.
-    const [slot] = await this.call(() => this.connection.getBlocks(Number(height), Number(height) + 500, 'confirmed'));
-    return slot === undefined ? null : this.call(() => this.connection.getBlockTime(slot));
+    const [slot] = await this.reader.slotsAfter(Number(height) - 1, Number(height) + 500, 1);
+    return slot === undefined ? null : this.reader.rpc<number | null>('getBlockTime', [slot]);
   }
 
   async oldestReadable(): Promise<bigint> {
