@@ -72,10 +72,15 @@ export class SolBlockReader {
   private readonly headers: Record<string, string>;
   private nextId = 1;
 
-  /** `inFlight`: block requests sent ahead of the one being parsed, so the node works while this process parses. */
+  /**
+   * `inFlight`: block requests sent ahead of the one being parsed, so the node works while this process
+   * parses. `timeoutMs`: a node that holds a request longer is unavailable for it (a stuck node would
+   * otherwise hold the watcher's pass for ever).
+   */
   constructor(
     rpcUrl: string,
     private readonly inFlight = 4,
+    private readonly timeoutMs = 30_000,
   ) {
     ({ url: this.url, headers: this.headers } = rpcEndpoint(rpcUrl));
   }
@@ -83,7 +88,12 @@ export class SolBlockReader {
   async rpc<T>(method: string, params: unknown[]): Promise<T> {
     let text: string;
     try {
-      const res = await fetch(this.url, { method: 'POST', headers: this.headers, body: JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params }) });
+      const res = await fetch(this.url, {
+        method: 'POST',
+        headers: this.headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params }),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
       text = await res.text();
       if (res.status === 429 || res.status >= 500) throw new NodeUnavailableError(`${method}: HTTP ${res.status}`);
       if (!res.ok) throw new SolRpcError(res.status, `${method}: HTTP ${res.status}`);
