@@ -52,6 +52,12 @@ export interface ScannedBlock {
    */
   nonces?: Array<{ source: string; nonce: bigint }>;
   outpoints?: Array<{ txid: string; vout: number }>;
+  /**
+   * A last check of a deposit whose recipient is watched, where making it for every candidate costs more than
+   * reading the block (Solana: that the token account paid is its owner's associated one); a deposit it
+   * refuses is not a payment. Absent: every candidate stands.
+   */
+  confirm?(deposit: ObservedDeposit): boolean;
 }
 
 export interface ScanScope {

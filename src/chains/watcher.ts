@@ -92,7 +92,7 @@ export async function matchBlock(db: Db, network: string, block: ScannedBlock, t
   const confirmations = confirmationsAtDetection(network, block.height, tip ?? block.height);
   for (const d of block.deposits) {
     const entry = byAddress.get(d.recipient);
-    if (entry?.tickers.has(d.ticker)) out.push({ deposit: d, config: entry.config, confirmations });
+    if (entry?.tickers.has(d.ticker) && (block.confirm?.(d) ?? true)) out.push({ deposit: d, config: entry.config, confirmations });
   }
   return out;
 }

@@ -32,7 +32,8 @@ import {
 } from './fees';
 import { prepareSolForward, prepareSplForward, recentBlockhashOf, sourceOf } from './forward';
 import { classifySolError, solConnection } from './rpc';
-import { depositsOfTx, type BlockTx } from './scan';
+import { scannedBlock } from './scan';
+import { SolBlockReader } from './block-reader';
 import { prepareSolSweep, prepareSplSweep, solBalance, solBalanceSeen } from './sweep';
 import { EndpointPool } from '../endpoints';
 import { startEndpointHealth, type EndpointHealth, type HealthBounds } from '../endpoint-health';
@@ -57,6 +58,8 @@ export interface SolAdapterOptions {
 export class SolAdapter implements ChainAdapter {
   readonly network: string;
   readonly connection: Connection;
+  /** The watcher's reads (head, block list, blocks): plain JSON-RPC, see ./block-reader.ts. */
+  private readonly reader: SolBlockReader;
   private readonly mints = new Map<string, string>();
   private readonly credentials: readonly string[];
   private readonly nativeTicker: string;
@@ -70,6 +73,7 @@ export class SolAdapter implements ChainAdapter {
     const pool = new EndpointPool(opts.network, opts.rpcUrl);
     this.credentials = pool.credentials;
     this.connection = solConnection(pool);
+    this.reader = new SolBlockReader(pool);
     this.health = startEndpointHealth(pool, {
       family: 'sol',
       bounds: opts.endpointHealth,
@@ -94,9 +98,8 @@ export class SolAdapter implements ChainAdapter {
   }
 
   async head(): Promise<Cursor & { hash: string }> {
-    const slot = await this.call(() => this.connection.getSlot('confirmed'));
-    const block = await this.call(() => this.connection.getParsedBlock(slot, { maxSupportedTransactionVersion: 0, transactionDetails: 'none', rewards: false }));
-    return { height: BigInt(slot), hash: block?.blockhash ?? '' };
+    const slot = await this.reader.slot();
+    return { height: BigInt(slot), hash: (await this.reader.blockhash(slot)) ?? '' };
   }
 
   async scan(cursor: Cursor | null, maxBlocks = 100): Promise<ScanBatch> {
@@ -108,23 +111,10 @@ export class SolAdapter implements ChainAdapter {
     const after = rewound ? -1 : Number(cursor.height);
     if (!rewound && head.height === cursor.height) return { blocks: [], cursor, rewound };
     // Skipped slots have no block; getBlocks lists the ones that exist.
-    const end = Number(head.height);
-    const slots = (await this.call(() => this.connection.getBlocks(after + 1, end, 'confirmed'))).slice(0, maxBlocks);
+    const slots = await this.reader.slotsAfter(after, Number(head.height), maxBlocks);
     const blocks: ScannedBlock[] = [];
-    for (const slot of slots) {
-      // jsonParsed: surfnet answers account keys in the parsed shape whatever the encoding asked for.
-      const b = await this.call(() =>
-        this.connection.getParsedBlock(slot, { maxSupportedTransactionVersion: 0, transactionDetails: 'full', rewards: false, commitment: 'confirmed' }),
-      );
-      if (!b) continue;
-      const ctx = { network: this.network, nativeTicker: this.nativeTicker, mints: this.mints, slot: BigInt(slot), blockhash: b.blockhash };
-      blocks.push({
-        height: BigInt(slot),
-        hash: b.blockhash,
-        deposits: b.transactions.flatMap((tx) => depositsOfTx(tx as unknown as BlockTx, ctx)),
-        txids: b.transactions.map((tx) => tx.transaction.signatures[0]),
-      });
-    }
+    const ctx = { network: this.network, nativeTicker: this.nativeTicker, mints: this.mints };
+    for await (const [slot, b] of this.reader.blocks(slots)) if (b) blocks.push(scannedBlock(b, slot, ctx));
     // With fewer than maxBlocks existing blocks the whole range up to the head has been read.
     const next: Cursor = slots.length < maxBlocks ? head : { height: blocks[blocks.length - 1].height, hash: blocks[blocks.length - 1].hash };
     return { blocks, cursor: next, rewound };
@@ -132,8 +122,8 @@ export class SolAdapter implements ChainAdapter {
 
   async blockTime(height: bigint): Promise<number | null> {
     // A skipped slot has no block (nor time): the next block's stands for it.
-    const [slot] = await this.call(() => this.connection.getBlocks(Number(height), Number(height) + 500, 'confirmed'));
-    return slot === undefined ? null : this.call(() => this.connection.getBlockTime(slot));
+    const [slot] = await this.reader.slotsAfter(Number(height) - 1, Number(height) + 500, 1);
+    return slot === undefined ? null : this.reader.rpc<number | null>('getBlockTime', [slot]);
   }
 
   async oldestReadable(): Promise<bigint> {

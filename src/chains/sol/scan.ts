@@ -1,49 +1,87 @@
 import { getAssociatedTokenAddressSync } from '@solana/spl-token';
-import { PublicKey, type ParsedTransactionWithMeta } from '@solana/web3.js';
-import type { ObservedDeposit } from '../adapter';
+import { PublicKey } from '@solana/web3.js';
+import type { ObservedDeposit, ScannedBlock } from '../adapter';
+import type { RawBlock, RawTokenBalance } from './block-reader';
 
-export type BlockTx = Pick<ParsedTransactionWithMeta, 'meta' | 'transaction'>;
+export interface SolScanContext {
+  network: string;
+  nativeTicker: string;
+  /** SPL mint → ticker of the configured tokens. */
+  mints: Map<string, string>;
+}
+
+interface TokenAccountOf {
+  mint: string;
+  programId?: string;
+  account: string;
+}
 
 /**
- * Deposits of one successful transaction from its balance changes: a SOL deposit is an account whose
- * lamports rose (index = that account's position in the transaction); an SPL deposit is an associated
- * token account of a configured mint whose token amount rose, reported to its owner (index = the token
- * account's position). Positions are distinct accounts, so identities never collide.
+ * The block's candidate deposits from its transactions' balance changes: a SOL deposit is an account whose
+ * lamports rose, not a signer (signers pay fees and can only lose lamports to a deposit; index = that
+ * account's position in the transaction); an SPL deposit is a token account of a configured mint whose
+ * amount rose, reported to its owner (index = the token account's position). Positions are distinct
+ * accounts, so identities never collide. Failed transactions move nothing.
+ *
+ * A vote (half of a mainnet block) or any transaction that pays no one costs one pass over its balances as
+ * numbers: a bigint is made only for a rise. Comparing the doubles is what comparing their bigints was (the
+ * rounding of JSON numbers keeps order).
+ *
+ * Only the owner's associated token account is one the gateway forwards from, and that check (a program
+ * address derivation, a few curve tests) costs more than the rest of the block's reading when it is made for
+ * every token balance of a busy mint. The block's `confirm` makes it for the deposits whose owner is watched,
+ * which the watcher's match finds first.
  */
-export function depositsOfTx(
-  tx: BlockTx,
-  ctx: { network: string; nativeTicker: string; mints: Map<string, string>; slot: bigint; blockhash: string },
-): ObservedDeposit[] {
-  const meta = tx.meta;
-  if (!meta || meta.err) return [];
-  // jsonParsed account keys already include the ones loaded from lookup tables, in index order.
-  const keys = tx.transaction.message.accountKeys;
-  const txid = tx.transaction.signatures[0];
-  const out: ObservedDeposit[] = [];
-  const base = { network: ctx.network, txid, blockNumber: ctx.slot, blockHash: ctx.blockhash };
-  for (let i = 0; i < meta.postBalances.length; i++) {
-    // Signers pay fees and can only lose lamports to a deposit; a rise elsewhere is a payment.
-    const key = keys[i];
-    if (!key || key.signer) continue;
-    const delta = BigInt(meta.postBalances[i]) - BigInt(meta.preBalances[i]);
-    if (delta > 0n) out.push({ ...base, ticker: ctx.nativeTicker, index: i, recipient: key.pubkey.toBase58(), amount: delta });
-  }
-  for (const post of meta.postTokenBalances ?? []) {
-    const ticker = ctx.mints.get(post.mint);
-    if (!ticker || !post.owner) continue;
-    const pre = (meta.preTokenBalances ?? []).find((p) => p.accountIndex === post.accountIndex);
-    const delta = BigInt(post.uiTokenAmount.amount) - BigInt(pre?.uiTokenAmount.amount ?? '0');
-    const account = keys[post.accountIndex]?.pubkey;
-    if (delta <= 0n || !account) continue;
-    // Only the owner's associated token account is one the gateway can forward from.
-    let ata: PublicKey;
-    try {
-      ata = getAssociatedTokenAddressSync(new PublicKey(post.mint), new PublicKey(post.owner), false, post.programId ? new PublicKey(post.programId) : undefined);
-    } catch {
-      continue; // an off-curve owner (a program account) is never an address_in
+export function scannedBlock(block: RawBlock, slot: number, ctx: SolScanContext): ScannedBlock {
+  const deposits: ObservedDeposit[] = [];
+  const tokenAccounts = new Map<ObservedDeposit, TokenAccountOf>();
+  const base = { network: ctx.network, blockNumber: BigInt(slot), blockHash: block.blockhash };
+  const txids = new Array<string>(block.transactions.length);
+  for (let t = 0; t < block.transactions.length; t++) {
+    const { meta, transaction } = block.transactions[t];
+    const txid = transaction.signatures[0];
+    txids[t] = txid;
+    if (!meta || meta.err) continue;
+    const keys = transaction.accountKeys;
+    const pre = meta.preBalances;
+    const post = meta.postBalances;
+    for (let i = 0; i < post.length; i++) {
+      if (!(post[i] > pre[i])) continue;
+      const key = keys[i];
+      if (!key || key.signer) continue;
+      deposits.push({ ...base, txid, ticker: ctx.nativeTicker, index: i, recipient: key.pubkey, amount: BigInt(post[i]) - BigInt(pre[i]) });
     }
-    if (!ata.equals(account)) continue;
-    out.push({ ...base, ticker, index: post.accountIndex, recipient: post.owner, amount: delta });
+    const postTokens = meta.postTokenBalances;
+    if (!postTokens?.length) continue;
+    for (const p of postTokens) {
+      const ticker = ctx.mints.get(p.mint);
+      if (!ticker || !p.owner) continue;
+      const account = keys[p.accountIndex]?.pubkey;
+      if (!account) continue;
+      const delta = BigInt(p.uiTokenAmount.amount) - BigInt(preTokenAmount(meta.preTokenBalances, p.accountIndex));
+      if (delta <= 0n) continue;
+      const d: ObservedDeposit = { ...base, txid, ticker, index: p.accountIndex, recipient: p.owner, amount: delta };
+      deposits.push(d);
+      tokenAccounts.set(d, { mint: p.mint, programId: p.programId, account });
+    }
   }
-  return out;
+  const confirm = (d: ObservedDeposit): boolean => {
+    const t = tokenAccounts.get(d);
+    return t === undefined || isAssociatedTokenAccount(d.recipient, t);
+  };
+  return { height: BigInt(slot), hash: block.blockhash, deposits, txids, confirm };
+}
+
+function preTokenAmount(pre: RawTokenBalance[] | null | undefined, accountIndex: number): string {
+  if (pre) for (const p of pre) if (p.accountIndex === accountIndex) return p.uiTokenAmount.amount;
+  return '0';
+}
+
+function isAssociatedTokenAccount(owner: string, t: TokenAccountOf): boolean {
+  try {
+    const ata = getAssociatedTokenAddressSync(new PublicKey(t.mint), new PublicKey(owner), false, t.programId ? new PublicKey(t.programId) : undefined);
+    return ata.toBase58() === t.account;
+  } catch {
+    return false; // an off-curve owner (a program account) is never an address_in
+  }
 }

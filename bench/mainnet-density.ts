@@ -1,0 +1,263 @@
+/**
+ * The watchers at mainnet density (issue 57, DESIGN 13): local chains filled the way mainnet fills its
+ * blocks, and the watcher's cost of reading them, in this process (the nodes run in their own).
+ *
+ *   npm run bench -- mainnet-density.ts
+ *   npx tsx bench/mainnet-density.ts --sol-txs 6000 --slot-ms 2000 --evm-blocks 10 [--skip-old] [--only sol|evm]
+ *
+ * Solana: surfnet slots filled with as many transactions as surfnet executes in a slot (half vote-shaped,
+ * SPL transfers of the watched mint, SOL transfers; bench/density/sol-fill.ts). Per filled block: this
+ * process's CPU and wall time to fetch, parse, detect and match it (the watcher's per-block work), the
+ * same for the former web3.js reading (unless --skip-old), the cost per transaction and, from it, per
+ * mainnet block (3,000 transactions every 400 ms). Then the catch-up: the watcher's passes (scanOnce)
+ * over the whole backlog. Then a replay: a generated 3,000-transaction block, served as a node would,
+ * through the same reading (said so in its lines). Ethereum: anvil blocks of 200 transactions with 400
+ * ERC-20 Transfer logs (bench/density/evm-fill.ts), per block against the 12 s slot, and the catch-up.
+ * Targets: at most 20 % of a core at the network's rate; catch-up at least 5 times the chain's rate.
+ */
+import { parseArgs } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import { PublicKey } from '@solana/web3.js';
+import { Wallet } from 'ethers';
+import { startAnvil } from '../src/chains/devnet/anvil';
+import { startSurfnet } from '../src/chains/devnet/surfnet';
+import { EvmAdapter } from '../src/chains/evm/adapter';
+import { HdSeed } from '../src/chains/keys';
+import { SolAdapter } from '../src/chains/sol/adapter';
+import { SolBlockReader, type RawBlock } from '../src/chains/sol/block-reader';
+import { readParsedBlock } from '../src/chains/sol/parsed-scan';
+import { scannedBlock } from '../src/chains/sol/scan';
+import { matchBlock, readCursor, scanOnce, writeCursor } from '../src/chains/watcher';
+import { openPostgres, type Database } from '../src/db/client';
+import { sql } from 'drizzle-orm';
+import { tmpDir } from '../test/helpers/nodes';
+import { benchServer } from './lib/database';
+import { fillAnvil } from './density/evm-fill';
+import { fillSurfnet } from './density/sol-fill';
+import { mainnetShapedBlock, serveBlock } from './density/sol-replay';
+
+const { values: flags } = parseArgs({
+  options: {
+    'sol-txs': { type: 'string', default: '6000' },
+    'slot-ms': { type: 'string', default: '2000' },
+    'evm-blocks': { type: 'string', default: '10' },
+    'replay-rounds': { type: 'string', default: '10' },
+    'skip-old': { type: 'boolean', default: false },
+    only: { type: 'string' },
+  },
+});
+const MAINNET = { solana: { txs: 3000, intervalMs: 400 }, ethereum: { txs: 200, intervalMs: 12_000 } };
+const WATCHED = 1_000;
+
+interface Timing {
+  cpuMs: number;
+  wallMs: number;
+}
+async function timed<T>(fn: () => Promise<T>): Promise<Timing & { value: T }> {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const value = await fn();
+  const c = process.cpuUsage(c0);
+  return { value, cpuMs: (c.user + c.system) / 1000, wallMs: performance.now() - t0 };
+}
+/** Least squares y = a + b·x: the per-block part (a) and the per-transaction part (b) of a cost. */
+function fit(xs: number[], ys: number[]): { a: number; b: number } {
+  const n = xs.length;
+  const mx = xs.reduce((s, x) => s + x, 0) / n;
+  const my = ys.reduce((s, y) => s + y, 0) / n;
+  const sxx = xs.reduce((s, x) => s + (x - mx) ** 2, 0);
+  const b = sxx > 0 ? xs.reduce((s, x, i) => s + (x - mx) * (ys[i] - my), 0) / sxx : my / mx;
+  return { a: my - b * mx, b };
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+const f = (x: number, d = 1) => x.toFixed(d);
+const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+
+/** A cost of a + b per transaction, at the network's mainnet block size, as the share of its interval. */
+function mainnetLine(network: 'solana' | 'ethereum', label: string, cpu: { a: number; b: number }, wall: { a: number; b: number }): void {
+  const m = MAINNET[network];
+  const c = cpu.a + cpu.b * m.txs;
+  const share = c / m.intervalMs;
+  console.log(
+    `  ${label}: at mainnet size (${m.txs} tx) ${f(c)} ms CPU, ${f(wall.a + wall.b * m.txs)} ms wall per block = ${f(100 * share)} % of a core at one block per ${m.intervalMs} ms (target ≤ 20 %: ${verdict(share <= 0.2)})`,
+  );
+}
+
+async function watchRandom(db: Database['db'], family: 'sol' | 'evm', ticker: string, address: () => string): Promise<void> {
+  const rows = Array.from({ length: WATCHED }, (_, i) => ({ a: address(), i }));
+  const values = rows.map(({ a, i }) => sql`(${`https://shop.example/${family}/${i}`}, ${ticker}, ${family}, ${a}, ${a}, ${i}, false, 1, 0, 0, 0, 'default')`);
+  await db.execute(sql`INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority) VALUES ${sql.join(values, sql`, `)}`);
+}
+
+async function catchUp(network: string, adapter: SolAdapter | EvmAdapter, db: Database['db'], from: { height: bigint; hash: string | null }, to: bigint, maxBlocks: number) {
+  await writeCursor(db, network, from);
+  return timed(async () => {
+    let passes = 0;
+    while ((await readCursor(db, network))!.height < to && passes++ < 10_000) await scanOnce(adapter, db, network, { maxBlocks });
+    return passes;
+  });
+}
+
+async function solana(db: Database['db']): Promise<void> {
+  const dev = await startSurfnet({ slotTimeMs: Number(flags['slot-ms']) });
+  const seed = HdSeed.fromMnemonic(Wallet.createRandom().mnemonic!.phrase);
+  const adapter = new SolAdapter({ network: 'solana', mode: 'regtest', rpcUrl: dev.rpcUrl, seed, tokens: dev.tokens });
+  try {
+    await watchRandom(db, 'sol', 'sol_usdc', () => new PublicKey(randomBytes(32)).toBase58());
+    const fill = await fillSurfnet(dev, Number(flags['sol-txs']));
+    const reader = new SolBlockReader(dev.rpcUrl);
+    const ctx = { network: 'solana', nativeTicker: 'sol', mints: new Map([[dev.tokens.sol_usdc, 'sol_usdc']]) };
+    const slots = await reader.slotsAfter(fill.from, fill.to, 1_000_000);
+    const sizes = new Map<number, number>();
+    for await (const [slot, b] of reader.blocks(slots)) if (b?.transactions.length) sizes.set(slot, b.transactions.length);
+    const filled = [...sizes.keys()];
+    const txs = [...sizes.values()].reduce((a, b) => a + b, 0);
+    console.log(
+      `solana (surfnet, ${flags['slot-ms']} ms slots): ${fill.sent} transactions sent (${fill.failedToSend} refused) landed in ${filled.length} blocks of ${slots.length} in the range; ` +
+        `transactions per filled block: median ${median([...sizes.values()])}, max ${Math.max(...sizes.values())}`,
+    );
+    const biggest = Math.max(...sizes.values());
+    if (biggest < MAINNET.solana.txs) console.log(`  surfnet did not reach mainnet's ${MAINNET.solana.txs} transactions a block here (at most ${biggest}): mainnet figures are extrapolated from the cost per transaction`);
+    const sides: Array<[string, (slot: number) => Promise<unknown>]> = [
+      ['watcher (JSON-RPC accounts)', async (slot) => matchBlock(db, 'solana', scannedBlock((await reader.block(slot))!, slot, ctx))],
+    ];
+    if (!flags['skip-old']) sides.push(['former web3.js getParsedBlock', async (slot) => matchBlock(db, 'solana', (await readParsedBlock(dev.connection, slot, ctx))!)]);
+    const perTx: Record<string, number> = {};
+    const sizesOf = filled.map((slot) => sizes.get(slot)!);
+    for (const [name, read] of sides) {
+      const t: Timing[] = [];
+      for (const slot of filled) t.push(await timed(() => read(slot)));
+      // Blocks far below mainnet's size: a fit whose slope is not positive (noise) gives way to the plain
+      // average per transaction, which charges the per-block part to every transaction (an upper bound).
+      const perTxOr = (ys: number[]) => {
+        const line = fit(sizesOf, ys);
+        return line.b > 0 ? line : { a: 0, b: ys.reduce((a, y) => a + y, 0) / txs };
+      };
+      const cpu = perTxOr(t.map((x) => x.cpuMs));
+      const wall = perTxOr(t.map((x) => x.wallMs));
+      perTx[name] = cpu.b;
+      console.log(
+        `  ${name}: per filled block (fetch, parse, detect, match) median ${f(median(t.map((x) => x.cpuMs)))} ms CPU, ${f(median(t.map((x) => x.wallMs)))} ms wall; ` +
+          `fitted ${f(cpu.a)} ms CPU per block + ${f(cpu.b * 1000, 0)} µs CPU per transaction (wall ${f(wall.a)} ms + ${f(wall.b * 1000, 0)} µs)`,
+      );
+      mainnetLine('solana', name, cpu, wall);
+    }
+    const [now, before] = Object.values(perTx);
+    if (before) console.log(`  before / after, CPU per transaction: ${f(before / now)}×`);
+    const c = await catchUp('solana', adapter, db, { height: BigInt(fill.from), hash: null }, BigInt(fill.to), 100);
+    const txPerS = txs / (c.wallMs / 1000);
+    const chainTxPerS = (MAINNET.solana.txs * 1000) / MAINNET.solana.intervalMs;
+    console.log(
+      `  catch-up (scanOnce passes of 100 blocks over the backlog of ${slots.length} blocks, ${txs} tx): ${f(c.wallMs / 1000, 2)} s wall, ${f(c.cpuMs / 1000, 2)} s CPU: ` +
+        `${f(slots.length / (c.wallMs / 1000), 1)} blocks/s at this density (mainnet: 2.5), ${f(txPerS, 0)} tx/s = ${f(txPerS / chainTxPerS, 2)}× mainnet's ${chainTxPerS} tx/s (target ≥ 5×: ${verdict(txPerS / chainTxPerS >= 5)}; ` +
+        `at this density the per-block part dominates: the replay below is the mainnet-size figure)`,
+    );
+  } finally {
+    await adapter.close();
+    await dev.stop();
+  }
+}
+
+async function solanaReplay(db: Database['db']): Promise<void> {
+  const mint = new PublicKey(randomBytes(32)).toBase58();
+  const json = mainnetShapedBlock(MAINNET.solana.txs, mint);
+  const server = await serveBlock(json);
+  try {
+    const reader = new SolBlockReader(server.url);
+    const ctx = { network: 'solana', nativeTicker: 'sol', mints: new Map([[mint, 'sol_usdc']]) };
+    const t: Timing[] = [];
+    const parts = { fetch: [] as number[], parse: [] as number[], detect: [] as number[], match: [] as number[] };
+    let candidates = 0;
+    for (let r = 0; r < Number(flags['replay-rounds']); r++) {
+      t.push(
+        await timed(async () => {
+          const b = scannedBlock((await reader.block(1))!, 1, ctx);
+          candidates = b.deposits.length;
+          await matchBlock(db, 'solana', b);
+        }),
+      );
+      // The same steps one by one (CPU of each), for where the time goes.
+      const text = await timed(async () => (await fetch(server.url, { method: 'POST', body: JSON.stringify({ id: 1, method: 'getBlock' }) })).text());
+      const parsed = await timed(async () => (JSON.parse(text.value) as { result: RawBlock }).result);
+      const detected = await timed(async () => scannedBlock(parsed.value, 1, ctx));
+      const matched = await timed(() => matchBlock(db, 'solana', detected.value));
+      parts.fetch.push(text.cpuMs);
+      parts.parse.push(parsed.cpuMs);
+      parts.detect.push(detected.cpuMs);
+      parts.match.push(matched.cpuMs);
+    }
+    const cpu = median(t.map((x) => x.cpuMs));
+    console.log(
+      `solana REPLAY (a generated mainnet-shaped block of ${MAINNET.solana.txs} tx, ${f(json.length / 1e6)} MB as 'accounts', ${candidates} candidate deposits, served from this process): ` +
+        `per block median ${f(cpu)} ms CPU (the serving included), ${f(median(t.map((x) => x.wallMs)))} ms wall = ${f((100 * cpu) / MAINNET.solana.intervalMs)} % of a core at 400 ms (target ≤ 80 ms: ${verdict(cpu <= 80)}); ` +
+        `CPU medians: fetch and serve ${f(median(parts.fetch))} ms, JSON.parse ${f(median(parts.parse))} ms, detection ${f(median(parts.detect))} ms, match ${f(median(parts.match))} ms`,
+    );
+  } finally {
+    await server.stop();
+  }
+}
+
+async function ethereum(db: Database['db']): Promise<void> {
+  const node = await startAnvil({ dir: tmpDir('gw-bench-density-') });
+  const seed = HdSeed.fromMnemonic(Wallet.createRandom().mnemonic!.phrase);
+  const adapter = new EvmAdapter({ network: 'ethereum', mode: 'regtest', rpcUrl: node.rpcUrl, chainId: node.chainId, seed, tokens: node.tokens });
+  try {
+    await watchRandom(db, 'evm', 'erc20_usdt', () => Wallet.createRandom().address);
+    const fill = await fillAnvil(node, Number(flags['evm-blocks']));
+    const heights = Array.from({ length: fill.to - fill.from }, (_, i) => BigInt(fill.from + 1 + i));
+    const t: Timing[] = [];
+    let txs = 0;
+    let logs = 0;
+    for (const h of heights) {
+      t.push(
+        await timed(async () => {
+          const b = await adapter.scanBlock(h);
+          txs += b.txids?.length ?? 0;
+          logs += b.deposits.filter((d) => d.ticker !== 'eth').length;
+          await matchBlock(db, 'ethereum', b);
+        }),
+      );
+    }
+    // Every block has mainnet's size: its per-block figure is the mainnet one.
+    const cpu = { a: 0, b: median(t.map((x) => x.cpuMs)) / (txs / heights.length) };
+    const wall = { a: 0, b: median(t.map((x) => x.wallMs)) / (txs / heights.length) };
+    console.log(`ethereum (anvil): ${heights.length} blocks, ${txs} tx, ${logs} ERC-20 Transfer deposits`);
+    console.log(
+      `  watcher: per block median ${f(median(t.map((x) => x.cpuMs)))} ms CPU, ${f(median(t.map((x) => x.wallMs)))} ms wall; per transaction ${f(cpu.b * 1000, 0)} µs CPU, ${f(wall.b * 1000, 0)} µs wall`,
+    );
+    mainnetLine('ethereum', 'watcher', cpu, wall);
+    const c = await catchUp('ethereum', adapter, db, { height: BigInt(fill.from), hash: null }, BigInt(fill.to), 50);
+    const blocksPerS = heights.length / (c.wallMs / 1000);
+    const chainRate = 1000 / MAINNET.ethereum.intervalMs;
+    console.log(
+      `  catch-up over the backlog: ${f(c.wallMs / 1000, 2)} s wall, ${f(c.cpuMs / 1000, 2)} s CPU: ${f(blocksPerS, 1)} blocks/s = ${f(blocksPerS / chainRate, 0)}× the chain's rate (target ≥ 5×: ${verdict(blocksPerS / chainRate >= 5)})`,
+    );
+  } finally {
+    adapter.provider.destroy();
+    await node.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const server = await benchServer();
+  const database = await openPostgres(await server.database(), { max: 2 });
+  try {
+    console.log(`figures of this process only (nodes and PostgreSQL run in their own); ${WATCHED} watched addresses per family; load on the machine counts in every figure`);
+    if (flags.only !== 'evm') {
+      await solana(database.db);
+      await solanaReplay(database.db);
+    }
+    if (flags.only !== 'sol') await ethereum(database.db);
+  } finally {
+    await database.close();
+    await server.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

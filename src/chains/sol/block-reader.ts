@@ -1,0 +1,167 @@
+import { NodeUnavailableError } from '../adapter';
+import { EndpointPool } from '../endpoints';
+
+/**
+ * The watcher's reading of Solana blocks as plain JSON-RPC (DESIGN 13): one fetch and one JSON.parse per
+ * block, no client library in between. A mainnet block as web3.js's getParsedBlock reads it (full
+ * transactions, a validation object per field, a PublicKey per account key) costs seconds of CPU;
+ * `transactionDetails: 'accounts'` carries everything detection reads (account keys with their signer
+ * flag, loaded addresses included; balances and token balances with owner and mint) at less than half the
+ * size, and parsed as plain objects it costs a fraction of the slot time.
+ */
+
+/** A token balance as the node reports it (`owner` and `programId` are absent on old ledgers). */
+export interface RawTokenBalance {
+  accountIndex: number;
+  mint: string;
+  owner?: string;
+  programId?: string;
+  uiTokenAmount: { amount: string };
+}
+
+export interface RawTx {
+  meta: {
+    err: unknown;
+    preBalances: number[];
+    postBalances: number[];
+    preTokenBalances?: RawTokenBalance[] | null;
+    postTokenBalances?: RawTokenBalance[] | null;
+  } | null;
+  transaction: { accountKeys: Array<{ pubkey: string; signer: boolean }>; signatures: string[] };
+}
+
+export interface RawBlock {
+  blockhash: string;
+  transactions: RawTx[];
+}
+
+/** A JSON-RPC error answer that is not the node being unavailable: its code classifies it. */
+export class SolRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SolRpcError';
+  }
+}
+
+/** The RPC limit on one getBlocks range (Agave's MAX_GET_CONFIRMED_BLOCKS_RANGE). */
+export const MAX_BLOCKS_RANGE = 500_000;
+
+// Answers that say the node cannot serve the request now (behind, unhealthy, block not yet stored):
+// another try later, or another node, succeeds.
+const UNAVAILABLE_CODES = new Set([-32004, -32005, -32014, -32016]);
+// The slot has no block (skipped, or outside the node's long-term storage).
+const NO_BLOCK_CODES = new Set([-32007, -32009]);
+
+export class SolBlockReader {
+  private readonly pool: EndpointPool;
+  private nextId = 1;
+
+  /**
+   * `inFlight`: block requests sent ahead of the one being parsed, so the node works while this process
+   * parses. `timeoutMs`: a node that holds a request longer is unavailable for it (a stuck node would
+   * otherwise hold the watcher's pass for ever).
+   */
+  constructor(
+    endpoints: string | EndpointPool,
+    private readonly inFlight = 4,
+    private readonly timeoutMs = 30_000,
+  ) {
+    this.pool = typeof endpoints === 'string' ? new EndpointPool('solana', endpoints) : endpoints;
+  }
+
+  async rpc<T>(method: string, params: unknown[]): Promise<T> {
+    let text: string;
+    try {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params });
+      // A healthy endpoint of the network (the next one when this one cannot be reached), its own credentials.
+      const res = await this.pool.read((ep) =>
+        fetch(ep.url, { method: 'POST', headers: { 'content-type': 'application/json', ...ep.headers }, body, signal: AbortSignal.timeout(this.timeoutMs) }),
+      );
+      text = await res.text();
+      if (res.status === 429 || res.status >= 500) throw new NodeUnavailableError(`${method}: HTTP ${res.status}`);
+      if (!res.ok) throw new SolRpcError(res.status, `${method}: HTTP ${res.status}`);
+    } catch (e) {
+      if (e instanceof NodeUnavailableError || e instanceof SolRpcError) throw e;
+      throw new NodeUnavailableError(`${method}: ${(e as Error).message}`, { cause: e });
+    }
+    let body: { result?: T; error?: { code: number; message: string } };
+    try {
+      body = JSON.parse(text) as typeof body;
+    } catch (e) {
+      throw new NodeUnavailableError(`${method}: not JSON`, { cause: e });
+    }
+    if (body.error) {
+      const { code, message } = body.error;
+      if (UNAVAILABLE_CODES.has(code)) throw new NodeUnavailableError(`${method}: ${message}`);
+      throw new SolRpcError(code, `${method}: ${message}`);
+    }
+    return body.result as T;
+  }
+
+  slot(): Promise<number> {
+    return this.rpc<number>('getSlot', [{ commitment: 'confirmed' }]);
+  }
+
+  /** The slot's blockhash, or null when the slot has no block. */
+  async blockhash(slot: number): Promise<string | null> {
+    const b = await this.orNone(this.rpc<{ blockhash: string } | null>('getBlock', [slot, { commitment: 'confirmed', transactionDetails: 'none', rewards: false, maxSupportedTransactionVersion: 0 }]));
+    return b?.blockhash ?? null;
+  }
+
+  /** The block with what detection reads, or null when the slot has no block. */
+  block(slot: number): Promise<RawBlock | null> {
+    return this.orNone(
+      this.rpc<RawBlock | null>('getBlock', [
+        slot,
+        { commitment: 'confirmed', encoding: 'json', transactionDetails: 'accounts', maxSupportedTransactionVersion: 0, rewards: false },
+      ]),
+    );
+  }
+
+  /**
+   * Up to `max` slots that have a block in (after, end], read in pages no longer than the RPC's range limit:
+   * a cursor any distance behind (an outage of days) resumes. A page starts at twice `max` slots (few are
+   * skipped) and doubles while it finds too few, so a long stretch without blocks costs few calls.
+   */
+  async slotsAfter(after: number, end: number, max: number): Promise<number[]> {
+    const slots: number[] = [];
+    let from = after + 1;
+    let span = Math.min(MAX_BLOCKS_RANGE, Math.max(1, 2 * max));
+    while (from <= end && slots.length < max) {
+      const to = Math.min(end, from + span - 1);
+      slots.push(...(await this.rpc<number[]>('getBlocks', [from, to, { commitment: 'confirmed' }])));
+      from = to + 1;
+      span = Math.min(MAX_BLOCKS_RANGE, span * 2);
+    }
+    return slots.slice(0, max);
+  }
+
+  /** The slots' blocks in order, `inFlight` requests ahead of the one returned. */
+  async *blocks(slots: number[]): AsyncGenerator<[number, RawBlock | null]> {
+    const pending: Array<Promise<RawBlock | null>> = [];
+    let next = 0;
+    const send = () => {
+      const p = this.block(slots[next++]);
+      p.catch(() => undefined); // awaited in turn below; a consumer that stops early leaves it unobserved
+      pending.push(p);
+    };
+    while (next < slots.length && pending.length < this.inFlight) send();
+    for (const slot of slots) {
+      const block = await pending.shift()!;
+      if (next < slots.length) send();
+      yield [slot, block];
+    }
+  }
+
+  private async orNone<T>(p: Promise<T>): Promise<T | null> {
+    try {
+      return await p;
+    } catch (e) {
+      if (e instanceof SolRpcError && NO_BLOCK_CODES.has(e.code)) return null;
+      throw e;
+    }
+  }
+}
