@@ -5,7 +5,7 @@ import { ASSETS } from '../../src/domain/assets';
 import { formatUnits, parseUnits } from '../../src/domain/money';
 import { waitFor } from '../helpers/process';
 import { stuckEvidence } from './drill-evidence';
-import { balanceOf, catalogOf, createConfig, logsOf, startGateway, SwitchablePrices, waitForCallback, type Gateway } from './harness';
+import { balanceOf, catalogOf, createConfig, logsOf, startGateway, rowsOf, SwitchablePrices, waitForCallback, type Gateway } from './harness';
 
 /**
  * DESIGN 12 on the account chains (anvil and surfnet, the whole gateway): a deposit of exactly the
@@ -27,10 +27,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.stop();
 }, 60_000);
-
-async function rows<T>(query: ReturnType<typeof sql>): Promise<T[]> {
-  return ((await gw.database.db.execute(query)) as unknown as { rows: T[] }).rows;
-}
 
 async function publishedMinimum(ticker: string): Promise<bigint> {
   await waitFor(async () => (await catalogOf(gw))[ticker]?.minimum != null, 90_000, `${ticker} minimum computed`);
@@ -76,8 +72,8 @@ describe.each([
     expect(value).toBe(minimum);
     expect(forwardedCoin + parseUnits(c.fee_coin, a.decimals)).toBe(value);
 
-    const [paid] = await rows<{ result: string; value_base: string; forwarded_base: string; fee_base: string; fee_percent: string; txid_out: string }>(
-      sql`SELECT result, value_base::text, forwarded_base::text, fee_base::text, fee_percent, txid_out FROM payments WHERE txid_in = ${txidIn}`,
+    const [paid] = await rowsOf<{ result: string; value_base: string; forwarded_base: string; fee_base: string; fee_percent: string; txid_out: string }>(
+      gw, sql`SELECT result, value_base::text, forwarded_base::text, fee_base::text, fee_percent, txid_out FROM payments WHERE txid_in = ${txidIn}`,
     );
     expect(paid).toMatchObject({ result: 'done', fee_percent: feePercent, txid_out: c.txid_out });
     const forwarded = BigInt(paid.forwarded_base);
