@@ -6,7 +6,7 @@
 // Prints the counts table; exits 1 when any count but done is not 0 (or done differs from deposits).
 import fs from 'node:fs';
 import { runDrill } from '../test/e2e/drill';
-import { formatCounts } from '../test/e2e/drill-verdict';
+import { formatCounts, specialCounts } from '../test/e2e/drill-verdict';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -26,9 +26,10 @@ async function main(): Promise<number> {
   });
   const { counts } = report;
   console.log('\n' + formatCounts(counts, {
-    recoveryMs: report.recoveryMs, pgDownMs: report.pgDownMs, kills: report.kills, settled: String(report.settled), durationS: Math.round(report.durationMs / 1000),
+    ...specialCounts(report), recoveryMs: report.recoveryMs, pgDownMs: report.pgDownMs, kills: report.kills, settled: String(report.settled), durationS: Math.round(report.durationMs / 1000),
   }));
-  console.log('\nfaults injected:', JSON.stringify(report.faults));
+  console.log('\npublished minimums paid:', JSON.stringify(report.specials.minimums), 'swallowed signatures:', report.specials.swallowedSignatures.join(', '));
+  console.log('faults injected:', JSON.stringify(report.faults));
   console.log('nodes probed directly:', JSON.stringify(report.nodes));
   console.log('not done, by stored reason:', JSON.stringify(report.failureReasons, null, 1));
   for (const s of report.stuck) console.log(`stuck: ${s.ticker} ${s.uuid} ${s.result} workflow ${s.workflow} txid_out ${s.txidOut}\n  reason: ${s.reason}\n  ${s.pending.join('\n  ')}`);
@@ -38,7 +39,9 @@ async function main(): Promise<number> {
   const out = arg('json', '');
   if (out) fs.writeFileSync(out, JSON.stringify(report, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2));
   const bad = Object.entries(counts).filter(([k, v]) => !['deposits', 'payments', 'done'].includes(k) && v !== 0);
-  return bad.length || counts.done !== counts.deposits || counts.payments !== counts.deposits ? 1 : 0;
+  const s = report.specials;
+  const specialsBad = s.minimumDone !== s.minimumDeposits || s.swallowedLanded !== 0 || s.swallowedSends === 0 || s.policyRefusals === 0;
+  return bad.length || specialsBad || counts.done !== counts.deposits || counts.payments !== counts.deposits ? 1 : 0;
 }
 
 main().then((code) => process.exit(code), (e) => {

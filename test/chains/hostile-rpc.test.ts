@@ -199,6 +199,19 @@ describe('hostile RPC in front of surfnet (@solana/web3.js)', () => {
     await waitForSignature(node.connection, bs58.encode(tx.signature!));
     expect(proxy.stats().faults.drop).toBe(2);
   });
+
+  it('swallows the first transaction a signer sends, every re-send of it too, and passes the next one on', async () => {
+    proxy.calm();
+    proxy.swallowFirstSend(customer.publicKey.toBase58());
+    const first = await transfer();
+    const sig = bs58.encode(first.signature!);
+    expect(await viaProxy.sendRawTransaction(first.serialize(), { skipPreflight: true })).toBe(sig);
+    expect(await viaProxy.sendRawTransaction(first.serialize(), { skipPreflight: true })).toBe(sig);
+    const second = await transfer();
+    await waitForSignature(node.connection, await viaProxy.sendRawTransaction(second.serialize(), { preflightCommitment: 'confirmed' }));
+    expect((await node.connection.getSignatureStatuses([sig], { searchTransactionHistory: true })).value[0]).toBeNull();
+    expect(proxy.stats()).toMatchObject({ swallowed: 2, swallowedSignatures: [sig] });
+  });
 });
 
 describe('hostile RPC in front of litecoind (BitcoinRpc)', () => {
@@ -277,5 +290,19 @@ describe('hostile RPC in front of litecoind (BitcoinRpc)', () => {
     await expect(viaProxy.call('sendrawtransaction', [p.hex])).rejects.toBeInstanceOf(NodeUnavailableError);
     expect(await direct.call<string[]>('getrawmempool')).toContain(p.txid);
     expect(proxy.stats().faults).toMatchObject({ drop: 1, broadcastError: 1, nullReceipt: 1 });
+  });
+
+  it('refuses every broadcast on relay policy (-26) for a while, without reaching the node; testmempoolaccept agrees; then relays', async () => {
+    proxy.calm();
+    proxy.refuseOnPolicy('min relay fee not met', 3000);
+    const p = await signedPayment();
+    const err = await viaProxy.call('sendrawtransaction', [p.hex]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RpcError);
+    expect((err as RpcError).code).toBe(-26);
+    expect(await direct.call<string[]>('getrawmempool')).not.toContain(p.txid);
+    expect(await viaProxy.call('testmempoolaccept', [[p.hex]])).toEqual([expect.objectContaining({ txid: p.txid, allowed: false, 'reject-reason': 'min relay fee not met' })]);
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await viaProxy.call<string>('sendrawtransaction', [p.hex])).toBe(p.txid);
+    expect(proxy.stats().policyRefusals).toBe(1);
   });
 });

@@ -168,6 +168,12 @@ export async function drillChains(state: DevnetState) {
       if (net === 'solana') return paySol(ticker, to, amounts);
       return payLtc(to, amounts);
     },
+    /** How many of these Solana signatures are on chain (any status), asked of the real node. */
+    async solLanded(signatures: string[]): Promise<number> {
+      if (signatures.length === 0) return 0;
+      const res = await jsonRpc<{ value: unknown[] }>(state.solana!.rpcUrl, 'getSignatureStatuses', [signatures, { searchTransactionHistory: true }]);
+      return res.value.filter((v) => v !== null).length;
+    },
     async mineLtc(blocks: number): Promise<void> {
       await ltc.call('generatetoaddress', [blocks, state.litecoin!.minerAddress]);
     },

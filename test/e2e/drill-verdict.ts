@@ -157,6 +157,12 @@ export async function judge(
   return { counts: c, detail: { findings, resultsByState, maxConfirmedCallbacksPerUuid } };
 }
 
+/** The drill's special cases as report lines (DrillSpecials without its lists). */
+export function specialCounts(r: { specials: { minimumDeposits: number; minimumDone: number; swallowedSends: number; swallowedLanded: number; policyRefusals: number } }) {
+  const { minimumDeposits, minimumDone, swallowedSends, swallowedLanded, policyRefusals } = r.specials;
+  return { minimumDeposits, minimumDone, swallowedSends, swallowedLanded, policyRefusals };
+}
+
 /** The counts as an aligned two-column table. */
 export function formatCounts(counts: DrillCounts, extra: Record<string, string | number | null> = {}): string {
   const rows = [...Object.entries(counts), ...Object.entries(extra)].map(([k, v]) => [k, String(v)]);

@@ -1,12 +1,14 @@
 import { FAULT_KINDS } from '../helpers/hostile-rpc';
 import { runDrill, type DrillReport } from './drill';
-import { formatCounts } from './drill-verdict';
+import { formatCounts, specialCounts } from './drill-verdict';
 
 /**
  * The money-integrity drill, small (issue 10; `npx tsx scripts/drill.ts` runs it with ≥ 200 deposits):
- * 30 deposits over eth, erc20_usdt, sol, sol_usdc and ltc, three to each address_in, through hostile
- * RPC proxies, with workers SIGKILLed at activity boundaries and PostgreSQL restarted once. Counted on
- * chain, every count but done is 0 and every deposit is done.
+ * 30 deposits over eth, erc20_usdt, sol, sol_usdc and ltc, three to each address_in, and one deposit of
+ * exactly each asset's published minimum, through hostile RPC proxies, with workers SIGKILLed at activity
+ * boundaries and PostgreSQL restarted once; a SOL forward's sends swallowed until its blockhash expires,
+ * and litecoind refusing every broadcast on relay policy for a while. Counted on chain, every count but
+ * done is 0 and every deposit is done.
  */
 let report: DrillReport;
 const lines: string[] = [];
@@ -19,7 +21,8 @@ beforeAll(async () => {
     killGapMs: [15_000, 40_000],
     chaosMinMs: 30_000,
     chaosMaxMs: 180_000,
-    settleMs: 180_000,
+    // The swallowed SOL forward needs its blockhash expired (150 blocks of 1.2 s slots) before it is signed again.
+    settleMs: 300_000,
     log: (l) => {
       lines.push(l);
       process.stderr.write(`drill ${l}\n`); // live progress; jest prints console output only at the end
@@ -28,7 +31,8 @@ beforeAll(async () => {
   console.log(
     [
       ...lines,
-      formatCounts(report.counts, { recoveryMs: report.recoveryMs, pgDownMs: report.pgDownMs, kills: report.kills, settled: String(report.settled) }),
+      formatCounts(report.counts, { ...specialCounts(report), recoveryMs: report.recoveryMs, pgDownMs: report.pgDownMs, kills: report.kills, settled: String(report.settled) }),
+      `published minimums paid: ${JSON.stringify(report.specials.minimums)}; swallowed signatures: ${report.specials.swallowedSignatures.join(', ')}`,
       `faults: ${JSON.stringify(report.faults)}`,
       `nodes probed directly: ${JSON.stringify(report.nodes)}`,
       `not done: ${JSON.stringify(report.failureReasons, null, 1)}`,
@@ -50,9 +54,18 @@ describe('money-integrity drill (small)', () => {
 
   it('every deposit is done, and every other count is 0, counted on chain', () => {
     const c = report.counts;
-    expect(c.deposits).toBe(30);
+    expect(c.deposits).toBe(35);
     const zeros = Object.fromEntries(Object.keys(c).map((k) => [k, 0]));
-    expect(c).toEqual({ ...zeros, deposits: 30, payments: 30, done: 30 });
+    expect(c).toEqual({ ...zeros, deposits: 35, payments: 35, done: 35 });
+  });
+
+  it('a deposit of each published minimum is done; the swallowed SOL forward never landed, signed again; litecoind refused on policy', () => {
+    expect(specialCounts(report)).toEqual({
+      minimumDeposits: 5, minimumDone: 5, swallowedSends: expect.any(Number), swallowedLanded: 0, policyRefusals: expect.any(Number),
+    });
+    expect(report.specials.swallowedSignatures).toHaveLength(1);
+    expect(report.specials.swallowedSends).toBeGreaterThan(0);
+    expect(report.specials.policyRefusals).toBeGreaterThan(0);
   });
 
   it('the API answers logs again within 30 s of the PostgreSQL restart', () => {

@@ -10,6 +10,7 @@ import { startDevnets, type Devnets } from '../../src/chains/devnet';
 import { HdSeed } from '../../src/chains/keys';
 import { ensureDefaultKey } from '../../src/callbacks/signer';
 import { ASSETS } from '../../src/domain/assets';
+import { formatUnits, parseUnits } from '../../src/domain/money';
 import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../src/domain/search-attributes';
 import { resolveTemporalCli } from '../../src/temporal/binaries';
 import { freePort, startDevServer } from '../../src/temporal/devserver';
@@ -37,6 +38,9 @@ const SURFNET_DRILL_SLOT_MS = 1200;
  */
 export const DRILL_TICKERS = ['eth', 'erc20_usdt', 'sol', 'sol_usdc', 'ltc'] as const;
 
+/** How long the Litecoin node refuses every broadcast for relay policy, from the gateway's first one. */
+const LTC_POLICY_REFUSAL_MS = 45_000;
+
 export interface DrillOptions {
   tickers?: readonly string[];
   configsPerTicker: number;
@@ -59,8 +63,23 @@ export interface DrillOptions {
   log?: (line: string) => void;
 }
 
+/** The drill's lies beyond the random faults, and what came of them, counted on chain. */
+export interface DrillSpecials {
+  /** One deposit of exactly the published minimum of each ticker (read from /api/cryptocurrencies), and how many ended done. */
+  minimumDeposits: number;
+  minimumDone: number;
+  minimums: Record<string, string>;
+  /** Sends of a Solana forward answered as relayed and never passed on (re-sends included), its distinct signatures, and how many of those are on chain (must be 0: a re-signed forward paid instead). */
+  swallowedSends: number;
+  swallowedSignatures: string[];
+  swallowedLanded: number;
+  /** Litecoin broadcasts refused for relay policy ('min relay fee not met', -26) in the refusal window. */
+  policyRefusals: number;
+}
+
 export interface DrillReport {
   counts: DrillCounts;
+  specials: DrillSpecials;
   detail: VerdictDetail;
   /** From the start of the PostgreSQL restart until GET /api/{ticker}/logs answered 200 again. */
   recoveryMs: number | null;
@@ -161,6 +180,17 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
     const chains = await drillChains(st);
     stops.push(async () => chains.close());
     const configs: DrillConfig[] = [];
+    // Each ticker's published minimum, as a customer reads it; one configuration per ticker pays exactly that.
+    const minimums: Record<string, bigint> = {};
+    await until(async () => {
+      const catalog = (await getJson(`${base}/cryptocurrencies`)).body as Record<string, { minimum?: string | null }> | undefined;
+      for (const t of tickers) {
+        const m = catalog?.[t]?.minimum;
+        if (m) minimums[t] = parseUnits(m, ASSETS[t].decimals);
+      }
+      return tickers.every((t) => minimums[t] !== undefined);
+    }, 180_000, 'every published minimum');
+    stage(`published minimums ${tickers.map((t) => `${t} ${formatUnits(minimums[t], ASSETS[t].decimals)}`).join(', ')}`);
     for (const ticker of tickers) {
       for (let i = 0; i < o.configsPerTicker; i++) {
         const callbackUrl = `${merchantUrl}/drill/${ticker}/${i}?order=${ticker}-${i}`;
@@ -176,7 +206,25 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
         configs.push({ ticker, callbackUrl, addressIn: body.address_in, addressOut, deposits: [] });
       }
     }
+    const minimumConfigs: DrillConfig[] = [];
+    for (const ticker of tickers) {
+      const callbackUrl = `${merchantUrl}/drill/${ticker}/minimum?order=${ticker}-minimum`;
+      const addressOut = await chains.payoutAddress(ticker);
+      const res = await fetch(`${base}/${ticker}/create`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ callback_url: callbackUrl, address_out: addressOut, post: 1, json: 1, pending: 1 }),
+      });
+      const body = (await res.json()) as Record<string, string>;
+      if (res.status !== 200) throw new Error(`drill: create ${ticker} (minimum) → ${res.status} ${JSON.stringify(body)}`);
+      minimumConfigs.push({ ticker, callbackUrl, addressIn: body.address_in, addressOut, deposits: [] });
+    }
+    configs.push(...minimumConfigs);
     stage(`${configs.length} configurations created`);
+    // The first forward out of a SOL address_in is swallowed until its blockhash expires (the gateway must
+    // sign it again); Litecoin's node refuses every broadcast on relay policy for a while.
+    const swallowTarget = configs.find((c) => c.ticker === 'sol' && !minimumConfigs.includes(c));
+    if (swallowTarget) proxies.solana.swallowFirstSend(swallowTarget.addressIn);
+    proxies.litecoin.refuseOnPolicy('min relay fee not met', LTC_POLICY_REFUSAL_MS);
 
     // Litecoin regtest mines only on request: one block a second, all run long.
     let mining = true;
@@ -224,7 +272,13 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
     const payErrors: string[] = [];
     await Promise.all(
       tickers.map(async (ticker) => {
-        for (const cfg of configs.filter((c) => c.ticker === ticker)) {
+        const min = minimumConfigs.find((c) => c.ticker === ticker)!;
+        try {
+          min.deposits.push(...(await chains.pay(ticker, min.addressIn, [minimums[ticker]])));
+        } catch (e) {
+          payErrors.push(`${ticker} minimum: ${String(e).slice(0, 200)}`);
+        }
+        for (const cfg of configs.filter((c) => c.ticker === ticker && c !== min)) {
           const amounts = Array.from({ length: o.depositsPerConfig }, () => amountFor(ticker, random));
           let deposits: Deposit[] = [];
           try {
@@ -258,20 +312,30 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
     await chaos.stop();
     for (const p of Object.values(proxies)) p.calm();
     stage(`calm (kills ${sup.kills}, boundaries ${chaos.boundaries()}, deaths ${sup.deaths.length})`);
-    const { settled, counts, detail } = await settleAndJudge({
+    const { settled, counts, detail, logs } = await settleAndJudge({
       base, chains, configs, received: merchant.received, processDeaths: sup.deaths.length, settleMs: o.settleMs, pollMs: 3000, stage,
     });
     const stuck = await stuckEvidence(pg.url, temporal.address).catch((e: unknown) => {
       stage(`no evidence of stuck payments: ${String(e)}`);
       return [] as StuckEvidence[];
     });
+    const solStats = proxies.solana.stats();
+    const specials: DrillSpecials = {
+      minimumDeposits: minimumConfigs.reduce((n, c) => n + c.deposits.length, 0),
+      minimumDone: minimumConfigs.reduce((n, c) => n + (logs.get(c.callbackUrl) ?? []).filter((r) => r.coin === c.ticker && r.result === 'done').length, 0),
+      minimums: Object.fromEntries(tickers.map((t) => [t, formatUnits(minimums[t], ASSETS[t].decimals)])),
+      swallowedSends: solStats.swallowed,
+      swallowedSignatures: solStats.swallowedSignatures,
+      swallowedLanded: await chains.solLanded(solStats.swallowedSignatures).catch(() => -1),
+      policyRefusals: proxies.litecoin.stats().policyRefusals,
+    };
     const failureReasons: Record<string, number> = {};
     for (const s of stuck) {
       const k = `${s.result}: ${s.reason ?? s.pending[0] ?? s.workflow}`.slice(0, 200);
       failureReasons[k] = (failureReasons[k] ?? 0) + 1;
     }
     return {
-      counts, detail, recoveryMs, pgDownMs, kills: sup.kills, boundaries: chaos.boundaries(), settled, failureReasons, stuck, nodes: health.outages(),
+      counts, specials, detail, recoveryMs, pgDownMs, kills: sup.kills, boundaries: chaos.boundaries(), settled, failureReasons, stuck, nodes: health.outages(),
       deaths: sup.deaths.map((d) => ({ name: d.name, code: d.code, signal: d.signal, atMsAfterPgRestart: pgRestartedAt ? d.at - pgRestartedAt : null, why: d.why })),
       faults: Object.fromEntries(Object.entries(proxies).map(([k, p]) => [k, p.stats()])),
       durationMs: Date.now() - started,

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Contract, JsonRpcProvider, Network } from 'ethers';
 import { Connection, PublicKey } from '@solana/web3.js';
+import type { SQL } from 'drizzle-orm';
 import { getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { createMerchantReceiver } from '../../examples/merchant-receiver';
 import { OrderBook } from './order-book';
@@ -179,4 +180,9 @@ export async function catalogOf(gw: Gateway): Promise<Record<string, { minimum: 
 /** GET /api/{ticker}/info's minimum_transaction. */
 export async function infoMinimumOf(gw: Gateway, ticker: string): Promise<string> {
   return ((await (await fetch(`${gw.api.url}/${ticker}/info`)).json()) as { minimum_transaction: string }).minimum_transaction;
+}
+
+/** Rows of a query on the gateway's own database (what a test reads of its records, never its verdict on chain). */
+export async function rowsOf<T>(gw: Gateway, query: SQL): Promise<T[]> {
+  return ((await gw.database.db.execute(query)) as unknown as { rows: T[] }).rows;
 }

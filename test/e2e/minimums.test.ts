@@ -142,7 +142,7 @@ describe('minimums follow the network', () => {
     expect(parseUnits(after.erc20_usdt.minimum!, 6)).toBeGreaterThan(parseUnits(before.erc20_usdt.minimum!, 6));
     expect(await infoMinimum('eth')).toBe(after.eth.minimum);
     // The configuration's snapshot does not move (SPEC 2.3); a new configuration takes the current figure.
-    const reused = await createConfig(gw, 'eth', { callback_url: earlyCb(), address_out: Wallet.createRandom().address });
+    const reused = await createConfig(gw, 'eth', { callback_url: earlyCb(), address_out: early.address_out });
     expect(reused.minimum_transaction_coin).toBe('0.001000000000000000');
   }, 120_000);
 

@@ -4,7 +4,7 @@ import { BitcoinRpc, toSats } from '../../src/chains/utxo/rpc';
 import { ASSETS } from '../../src/domain/assets';
 import { formatUnits, parseUnits, percentOf } from '../../src/domain/money';
 import { waitFor } from '../helpers/process';
-import { balanceOf, catalogOf, createConfig, startGateway, SwitchablePrices, type Gateway } from './harness';
+import { balanceOf, catalogOf, createConfig, startGateway, rowsOf, SwitchablePrices, type Gateway } from './harness';
 
 /**
  * DESIGN 12 on real nodes (Bitcoin Knots and litecoind in regtest, the whole gateway): a deposit of exactly
@@ -26,10 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.stop();
 }, 60_000);
-
-async function rows<T>(query: ReturnType<typeof sql>): Promise<T[]> {
-  return ((await gw.database.db.execute(query)) as unknown as { rows: T[] }).rows;
-}
 
 const NETWORK = { btc: 'bitcoin', ltc: 'litecoin' } as const;
 const DUST = { btc: 294n, ltc: 2940n } as const;
@@ -54,7 +50,7 @@ describe.each([
     const miner = setInterval(() => void devnetMine(gw.devnets.state, ticker, 1).catch(() => undefined), 1000);
     try {
       await waitFor(
-        async () => (await rows<{ n: number }>(sql`SELECT count(*)::int AS n FROM payments WHERE txid_in = ${txidIn} AND snapshot IS NOT NULL`))[0].n === 1,
+        async () => (await rowsOf<{ n: number }>(gw, sql`SELECT count(*)::int AS n FROM payments WHERE txid_in = ${txidIn} AND snapshot IS NOT NULL`))[0].n === 1,
         150_000,
         `${ticker} forwarded`,
       );
@@ -63,8 +59,8 @@ describe.each([
     } finally {
       clearInterval(miner);
     }
-    const [paid] = await rows<{ value_base: string; forwarded_base: string; fee_base: string; fee_percent: string; txid_out: string; snapshot: Record<string, string> }>(
-      sql`SELECT value_base::text, forwarded_base::text, fee_base::text, fee_percent, txid_out, snapshot FROM payments WHERE txid_in = ${txidIn}`,
+    const [paid] = await rowsOf<{ value_base: string; forwarded_base: string; fee_base: string; fee_percent: string; txid_out: string; snapshot: Record<string, string> }>(
+      gw, sql`SELECT value_base::text, forwarded_base::text, fee_base::text, fee_percent, txid_out, snapshot FROM payments WHERE txid_in = ${txidIn}`,
     );
     expect(paid.fee_percent).toBe(feePercent);
     const value = BigInt(paid.value_base);

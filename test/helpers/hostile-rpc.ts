@@ -1,5 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { VersionedTransaction } from '@solana/web3.js';
+import bs58 from 'bs58';
 
 /**
  * A JSON-RPC proxy on 127.0.0.1 in front of one real node (anvil, surfnet, litecoind) that lies the way
@@ -66,6 +68,12 @@ interface RpcResponse {
 export interface HostileRpcStats {
   requests: number;
   faults: Record<FaultKind, number>;
+  /** Solana sends answered with their signature and never passed on (swallowFirstSend), re-sends included. */
+  swallowed: number;
+  /** The distinct signatures swallowed. */
+  swallowedSignatures: string[];
+  /** Broadcasts refused for relay policy without reaching the node (refuseOnPolicy). */
+  policyRefusals: number;
 }
 
 export interface HostileRpc {
@@ -90,6 +98,18 @@ export interface HostileRpc {
   unauthorized(): number;
   /** Calls of a JSON-RPC method relayed so far (batches counted per call). */
   calls(method: string): number;
+  /**
+   * Solana: the first transaction `signer` signs that reaches sendTransaction is answered with its own
+   * signature, as if relayed, and never reaches the node; so is every re-send of it. Its blockhash expires
+   * unseen: only a transaction signed again with a fresh blockhash can land. Calm or not.
+   */
+  swallowFirstSend(signer: string): void;
+  /**
+   * Bitcoin Core: from the next sendrawtransaction, for `ms`, every broadcast is refused for relay policy
+   * (RPC_VERIFY_REJECTED -26 with `reason`, e.g. 'min relay fee not met' or 'dust') without reaching the
+   * node, and testmempoolaccept says the same of every transaction it is asked about. Calm or not.
+   */
+  refuseOnPolicy(reason: string, ms: number): void;
   stats(): HostileRpcStats;
   close(): Promise<void>;
 }
@@ -151,6 +171,12 @@ export async function startHostileRpc(opts: HostileRpcOptions): Promise<HostileR
   let on = opts.enabled ?? true;
   const faults: Record<FaultKind, number> = { staleHead: 0, drop: 0, nullReceipt: 0, broadcastError: 0 };
   let requests = 0;
+  let swallow: { signer: string; signature?: string } | undefined;
+  const swallowedSignatures: string[] = [];
+  let swallowed = 0;
+  let policy: { reason: string; ms: number; until?: number } | undefined;
+  let policyRefusals = 0;
+  const refusing = () => policy !== undefined && (policy.until === undefined || Date.now() < policy.until);
   /** Per head call, its last distinct answers (results only), newest last. */
   const heads = new Map<string, unknown[]>();
   /** While frozen, per head call, the answer it keeps giving. */
@@ -222,6 +248,43 @@ export async function startHostileRpc(opts: HostileRpcOptions): Promise<HostileR
     return response;
   };
 
+  /** A call answered here, before (instead of) the node; undefined lets it through. */
+  const intercept = (request: RpcRequest): RpcResponse | undefined => {
+    const answer = (result: unknown, error?: unknown): RpcResponse => (error ? { jsonrpc: request.jsonrpc, id: request.id, result: null, error } : { jsonrpc: request.jsonrpc, id: request.id, result });
+    if (request.method === 'sendTransaction' && swallow && Array.isArray(request.params) && typeof request.params[0] === 'string') {
+      const encoding = (request.params[1] as { encoding?: string } | undefined)?.encoding;
+      let tx: VersionedTransaction;
+      try {
+        tx = VersionedTransaction.deserialize(encoding === 'base64' ? Buffer.from(request.params[0], 'base64') : bs58.decode(request.params[0]));
+      } catch {
+        return undefined; // not a transaction: the node says so itself
+      }
+      const signature = bs58.encode(tx.signatures[0]);
+      const signers = tx.message.staticAccountKeys.slice(0, tx.message.header.numRequiredSignatures).map((k) => k.toBase58());
+      if (swallow.signature === undefined && signers.includes(swallow.signer)) {
+        swallow.signature = signature;
+        swallowedSignatures.push(signature);
+      }
+      if (swallow.signature !== signature) return undefined;
+      swallowed++;
+      return { jsonrpc: request.jsonrpc ?? '2.0', id: request.id, result: signature };
+    }
+    if (request.method === 'sendrawtransaction' && policy) {
+      policy.until ??= Date.now() + policy.ms;
+      if (!refusing()) return undefined;
+      policyRefusals++;
+      return answer(null, { code: -26, message: policy.reason });
+    }
+    return undefined;
+  };
+
+  /** testmempoolaccept (side-effect free, so relayed) answered as a node refusing on policy would. */
+  const policyVerdict = (request: RpcRequest, response: RpcResponse): RpcResponse => {
+    if (request.method !== 'testmempoolaccept' || !policy?.until || !refusing() || !Array.isArray(response.result)) return response;
+    const results = response.result as Array<{ txid: string; wtxid?: string }>;
+    return { ...response, result: results.map((r) => ({ txid: r.txid, wtxid: r.wtxid, allowed: false, 'reject-reason': policy!.reason })) };
+  };
+
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -239,6 +302,20 @@ export async function startHostileRpc(opts: HostileRpcOptions): Promise<HostileR
           for (const r of Array.isArray(asked) ? asked : [asked]) if (r.method) called.set(r.method, (called.get(r.method) ?? 0) + 1);
         } catch {
           // Not JSON: relayed as it came, counted nowhere.
+        }
+        const single = (() => {
+          try {
+            const parsed = JSON.parse(body.toString('utf8')) as RpcRequest | RpcRequest[];
+            return Array.isArray(parsed) ? undefined : parsed;
+          } catch {
+            return undefined;
+          }
+        })();
+        const own = single && intercept(single);
+        if (own) {
+          const out = Buffer.from(JSON.stringify(own));
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length }).end(out);
+          return;
         }
         let up;
         try {
@@ -261,9 +338,9 @@ export async function startHostileRpc(opts: HostileRpcOptions): Promise<HostileR
           const answered = JSON.parse(up.body.toString('utf8')) as RpcResponse | RpcResponse[];
           if (Array.isArray(asked) && Array.isArray(answered)) {
             const byId = new Map(asked.map((r) => [JSON.stringify(r.id), r]));
-            out = Buffer.from(JSON.stringify(answered.map((a) => { const r = byId.get(JSON.stringify(a.id)); return r ? alter(r, a) : a; })));
+            out = Buffer.from(JSON.stringify(answered.map((a) => { const r = byId.get(JSON.stringify(a.id)); return r ? alter(r, policyVerdict(r, a)) : a; })));
           } else if (!Array.isArray(asked) && !Array.isArray(answered)) {
-            out = Buffer.from(JSON.stringify(alter(asked, answered)));
+            out = Buffer.from(JSON.stringify(alter(asked, policyVerdict(asked, answered))));
           }
         } catch {
           // Not JSON (an HTTP error page, a 401): relayed as it came.
@@ -297,7 +374,9 @@ export async function startHostileRpc(opts: HostileRpcOptions): Promise<HostileR
     thaw: () => (frozen = undefined),
     unauthorized: () => refused,
     calls: (method) => called.get(method) ?? 0,
-    stats: () => ({ requests, faults: { ...faults } }),
+    swallowFirstSend: (signer) => (swallow = { signer }),
+    refuseOnPolicy: (reason, ms) => (policy = { reason, ms }),
+    stats: () => ({ requests, faults: { ...faults }, swallowed, swallowedSignatures: [...swallowedSignatures], policyRefusals }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
