@@ -40,7 +40,7 @@ async function main(): Promise<number> {
   if (out) fs.writeFileSync(out, JSON.stringify(report, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2));
   const bad = Object.entries(counts).filter(([k, v]) => !['deposits', 'payments', 'done'].includes(k) && v !== 0);
   const s = report.specials;
-  const specialsBad = s.minimumDone !== s.minimumDeposits || s.swallowedLanded !== 0 || s.swallowedSends === 0 || s.policyRefusals === 0;
+  const specialsBad = s.minimumDone !== s.minimumDeposits || s.swallowedLanded !== 0 || s.swallowedSends === 0 || s.policyRefusals === 0 || s.contractDone !== s.contractDeposits;
   return bad.length || specialsBad || counts.done !== counts.deposits || counts.payments !== counts.deposits ? 1 : 0;
 }
 

@@ -7,6 +7,7 @@ import { waitForSignature } from '../../src/chains/devnet/surfnet';
 import { ERC20, TRANSFER_TOPIC } from '../../src/chains/evm/erc20';
 import { BitcoinRpc, fromSats, toSats } from '../../src/chains/utxo/rpc';
 import { ASSETS } from '../../src/domain/assets';
+import { deployPayer } from '../helpers/payer-contracts';
 
 /**
  * The drill's customer, miner and auditor on the real node URLs (never through the hostile proxies):
@@ -73,6 +74,18 @@ export async function drillChains(state: DevnetState) {
     });
     for (const t of txs) await t.wait(1, 120_000);
     return txs.map((t, i) => ({ ticker, txid: t.hash as string, amount: amounts[i] }));
+  }
+
+  let payerContract: Contract | undefined;
+
+  /** ETH sent to `to` by a contract (an internal call of the customer's transaction to a forwarder). */
+  async function payEthByContract(to: string, amount: bigint): Promise<Deposit> {
+    const tx = await ethLock(async () => {
+      payerContract ??= await deployPayer(customer);
+      return (await payerContract.getFunction('forward')(to, { value: amount })) as { hash: string; wait(n: number, ms: number): Promise<unknown> };
+    });
+    await tx.wait(1, 120_000);
+    return { ticker: 'eth', txid: tx.hash, amount };
   }
 
   async function paySol(ticker: string, to: string, amounts: bigint[]): Promise<Deposit[]> {
@@ -168,6 +181,7 @@ export async function drillChains(state: DevnetState) {
       if (net === 'solana') return paySol(ticker, to, amounts);
       return payLtc(to, amounts);
     },
+    payEthByContract,
     /** How many of these Solana signatures are on chain (any status), asked of the real node. */
     async solLanded(signatures: string[]): Promise<number> {
       if (signatures.length === 0) return 0;

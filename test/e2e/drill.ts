@@ -75,6 +75,9 @@ export interface DrillSpecials {
   swallowedLanded: number;
   /** Litecoin broadcasts refused for relay policy ('min relay fee not met', -26) in the refusal window. */
   policyRefusals: number;
+  /** ETH deposits sent by a contract (an internal call, found through call traces), and how many ended done. */
+  contractDeposits: number;
+  contractDone: number;
 }
 
 export interface DrillReport {
@@ -216,9 +219,25 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
       });
       const body = (await res.json()) as Record<string, string>;
       if (res.status !== 200) throw new Error(`drill: create ${ticker} (minimum) → ${res.status} ${JSON.stringify(body)}`);
+      orders.add(callbackUrl, ticker, body);
       minimumConfigs.push({ ticker, callbackUrl, addressIn: body.address_in, addressOut, deposits: [] });
     }
     configs.push(...minimumConfigs);
+    // One ETH configuration paid by a contract: the ether reaches address_in by an internal call.
+    let contractConfig: DrillConfig | undefined;
+    if (tickers.includes('eth')) {
+      const callbackUrl = `${merchantUrl}/drill/eth/contract?order=eth-contract`;
+      const addressOut = await chains.payoutAddress('eth');
+      const res = await fetch(`${base}/eth/create`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ callback_url: callbackUrl, address_out: addressOut, post: 1, json: 1, pending: 1 }),
+      });
+      const body = (await res.json()) as Record<string, string>;
+      if (res.status !== 200) throw new Error(`drill: create eth (contract) → ${res.status} ${JSON.stringify(body)}`);
+      orders.add(callbackUrl, 'eth', body);
+      contractConfig = { ticker: 'eth', callbackUrl, addressIn: body.address_in, addressOut, deposits: [] };
+      configs.push(contractConfig);
+    }
     stage(`${configs.length} configurations created`);
     // The first forward out of a SOL address_in is swallowed until its blockhash expires (the gateway must
     // sign it again); Litecoin's node refuses every broadcast on relay policy for a while.
@@ -278,7 +297,14 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
         } catch (e) {
           payErrors.push(`${ticker} minimum: ${String(e).slice(0, 200)}`);
         }
-        for (const cfg of configs.filter((c) => c.ticker === ticker && c !== min)) {
+        if (contractConfig?.ticker === ticker) {
+          try {
+            contractConfig.deposits.push(await chains.payEthByContract(contractConfig.addressIn, amountFor(ticker, random)));
+          } catch (e) {
+            payErrors.push(`${ticker} by contract: ${String(e).slice(0, 200)}`);
+          }
+        }
+        for (const cfg of configs.filter((c) => c.ticker === ticker && c !== min && c !== contractConfig)) {
           const amounts = Array.from({ length: o.depositsPerConfig }, () => amountFor(ticker, random));
           let deposits: Deposit[] = [];
           try {
@@ -328,6 +354,8 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
       swallowedSignatures: solStats.swallowedSignatures,
       swallowedLanded: await chains.solLanded(solStats.swallowedSignatures).catch(() => -1),
       policyRefusals: proxies.litecoin.stats().policyRefusals,
+      contractDeposits: contractConfig?.deposits.length ?? 0,
+      contractDone: contractConfig ? (logs.get(contractConfig.callbackUrl) ?? []).filter((r) => r.coin === 'eth' && r.result === 'done').length : 0,
     };
     const failureReasons: Record<string, number> = {};
     for (const s of stuck) {
