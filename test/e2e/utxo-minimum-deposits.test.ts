@@ -7,7 +7,7 @@ import { waitFor } from '../helpers/process';
 import { balanceOf, catalogOf, createConfig, startGateway, rowsOf, SwitchablePrices, type Gateway } from './harness';
 
 /**
- * DESIGN 12 on real nodes (Bitcoin Knots and litecoind in regtest, the whole gateway): a deposit of exactly
+ * DESIGN 12 on real nodes (Bitcoin Knots, litecoind and bchd in regtest, the whole gateway): a deposit of exactly
  * the published minimum, at the highest fee percentage (the asset default, 1.00) and at the lowest (a
  * domain override at the lowest tier's 0.50), is forwarded; value = forwarded + fee exactly; the miner's
  * share stays within MINIMUM_MAX_COST_PERCENT; counted on chain.
@@ -18,7 +18,7 @@ let gw: Gateway;
 beforeAll(async () => {
   gw = await startGateway({
     prices,
-    devnets: { bitcoin: true },
+    devnets: { bitcoin: true, bitcoincash: true },
     // 'localhost' names the same loopback merchant: its configurations pay the lowest tier's percentage.
     env: { MINIMUM_REFRESH_MS: '2000', FEE_DOMAIN_OVERRIDES: 'localhost=0.50' },
   });
@@ -27,14 +27,16 @@ afterAll(async () => {
   await gw?.stop();
 }, 60_000);
 
-const NETWORK = { btc: 'bitcoin', ltc: 'litecoin' } as const;
-const DUST = { btc: 294n, ltc: 2940n } as const;
+const NETWORK = { btc: 'bitcoin', ltc: 'litecoin', bch: 'bitcoincash' } as const;
+const DUST = { btc: 294n, ltc: 2940n, bch: 546n } as const;
 
 describe.each([
   ['btc', '1.00'],
   ['btc', '0.50'],
   ['ltc', '1.00'],
   ['ltc', '0.50'],
+  ['bch', '1.00'],
+  ['bch', '0.50'],
 ] as const)('%s at the published minimum, fee %s %%', (ticker, feePercent) => {
   it('is forwarded: value = forwarded + fee, the miner within MINIMUM_MAX_COST_PERCENT, counted on chain', async () => {
     const a = ASSETS[ticker];
@@ -75,12 +77,14 @@ describe.each([
     const node = new BitcoinRpc(gw.devnets.state[NETWORK[ticker]]!.rpcUrl);
     const tx = await node.call<{ confirmations?: number; vout: Array<{ value: string; scriptPubKey: { address?: string; addresses?: string[] } }> }>('getrawtransaction', [paid.txid_out, true]);
     expect(tx.confirmations).toBeGreaterThanOrEqual(1);
-    const outputs = tx.vout.map((v) => ({ address: v.scriptPubKey.address ?? v.scriptPubKey.addresses?.[0], value: toSats(v.value) }));
-    expect(outputs[0]).toEqual({ address: addressOut, value: forwarded });
+    // bchd names a cashaddr output without its prefix.
+    const bare = (a: string | undefined) => a?.replace(/^bch[a-z]*:/, '');
+    const outputs = tx.vout.map((v) => ({ address: bare(v.scriptPubKey.address ?? v.scriptPubKey.addresses?.[0]), value: toSats(v.value) }));
+    expect(outputs[0]).toEqual({ address: bare(addressOut), value: forwarded });
     const treasury = gw.services.treasuryAddress(NETWORK[ticker]);
     const commission = percentOf(value, feePercent);
     const toTreasury = outputs.slice(1).reduce((s, o) => s + o.value, 0n);
-    if (outputs.length === 2) expect(outputs[1]).toEqual({ address: treasury, value: commission });
+    if (outputs.length === 2) expect(outputs[1]).toEqual({ address: bare(treasury), value: commission });
     else expect(outputs).toHaveLength(1);
     const minerShare = value - forwarded - toTreasury;
     expect(minerShare * 10_000n).toBeLessThanOrEqual(value * BigInt(Math.round(Number(gw.cfg.minimumMaxCostPercent) * 100)));
