@@ -158,9 +158,11 @@ export async function judge(
 }
 
 /** The drill's special cases as report lines (DrillSpecials without its lists). */
-export function specialCounts(r: { specials: { minimumDeposits: number; minimumDone: number; swallowedSends: number; swallowedLanded: number; policyRefusals: number } }) {
-  const { minimumDeposits, minimumDone, swallowedSends, swallowedLanded, policyRefusals } = r.specials;
-  return { minimumDeposits, minimumDone, swallowedSends, swallowedLanded, policyRefusals };
+export function specialCounts(r: {
+  specials: { minimumDeposits: number; minimumDone: number; swallowedSends: number; swallowedLanded: number; policyRefusals: number; contractDeposits: number; contractDone: number };
+}) {
+  const { minimumDeposits, minimumDone, swallowedSends, swallowedLanded, policyRefusals, contractDeposits, contractDone } = r.specials;
+  return { minimumDeposits, minimumDone, swallowedSends, swallowedLanded, policyRefusals, contractDeposits, contractDone };
 }
 
 /** The counts as an aligned two-column table. */

@@ -4,9 +4,9 @@ import { formatCounts, specialCounts } from './drill-verdict';
 
 /**
  * The money-integrity drill, small (issue 10; `npx tsx scripts/drill.ts` runs it with ≥ 200 deposits):
- * 30 deposits over eth, erc20_usdt, sol, sol_usdc and ltc, three to each address_in, and one deposit of
- * exactly each asset's published minimum, through hostile RPC proxies, with workers SIGKILLed at activity
- * boundaries and PostgreSQL restarted once; a SOL forward's sends swallowed until its blockhash expires,
+ * 30 deposits over eth, erc20_usdt, sol, sol_usdc and ltc, three to each address_in, one deposit of
+ * exactly each asset's published minimum and one ETH deposit sent by a contract, through hostile RPC
+ * proxies, with workers SIGKILLed at activity boundaries and PostgreSQL restarted once; a SOL forward's sends swallowed until its blockhash expires,
  * and litecoind refusing every broadcast on relay policy for a while. Counted on chain, every count but
  * done is 0 and every deposit is done.
  */
