@@ -18,7 +18,14 @@ export interface AnvilWatchBed {
 
 /** Starts the database and anvil side by side (`dirPrefix` names anvil's directory). */
 export async function anvilWatchBed(dirPrefix: string): Promise<AnvilWatchBed> {
-  const [database, node] = await Promise.all([createTestDatabase(), startAnvil({ dir: tmpDir(dirPrefix) })]);
+  const [db, anvil] = await Promise.allSettled([createTestDatabase(), startAnvil({ dir: tmpDir(dirPrefix) })]);
+  if (db.status === 'rejected' || anvil.status === 'rejected') {
+    // What did start is stopped: a lingering anvil would keep jest from exiting after a failed set-up.
+    if (db.status === 'fulfilled') await db.value.drop().catch(() => undefined);
+    if (anvil.status === 'fulfilled') await anvil.value.stop().catch(() => undefined);
+    throw db.status === 'rejected' ? db.reason : (anvil as PromiseRejectedResult).reason;
+  }
+  const [database, node] = [db.value, anvil.value];
   const registry = createAdapterRegistry({ ethereum: { mode: 'regtest', rpcUrl: node.rpcUrl, contracts: node.tokens } }, testSeed());
   const provider = new JsonRpcProvider(node.rpcUrl, Network.from(node.chainId), { staticNetwork: true, cacheTimeout: -1 });
   return {
