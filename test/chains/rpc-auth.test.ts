@@ -82,8 +82,8 @@ it('Solana (web3.js): basic auth on every call, and no secret in its errors', as
   const cost = await adapter.estimateForwardCost('sol_usdc', 'default');
   expect(cost.sponsorCost).toBeGreaterThan(2039280n);
   const error = await refusal(() => adapter.head());
-  // The watcher's block reader (src/chains/sol/block-reader.ts) reads the head: a status other than 2xx is the node unavailable.
-  expect(error).toMatch(/^NodeUnavailableError: getSlot: HTTP 502$/);
+  // The Solana transport's typed NodeUnavailableError for a status other than 2xx (src/chains/sol/rpc.ts).
+  expect(error).toMatch(/^HttpStatusError: RPC answered HTTP 502$/);
   expect(error).not.toContain(SECRET);
   expect(seen.filter((s) => s.method === 'getMinimumBalanceForRentExemption').map((s) => s.auth)).toEqual([AUTH]);
 });

@@ -1,5 +1,6 @@
 import { NodeUnavailableError } from '../adapter';
 import { EndpointPool } from '../endpoints';
+import { HttpStatusError, RpcTransportError, networkCode } from './rpc';
 
 /**
  * The watcher's reading of Solana blocks as plain JSON-RPC (DESIGN 13): one fetch and one JSON.parse per
@@ -81,11 +82,11 @@ export class SolBlockReader {
         fetch(ep.url, { method: 'POST', headers: { 'content-type': 'application/json', ...ep.headers }, body, signal: AbortSignal.timeout(this.timeoutMs) }),
       );
       text = await res.text();
-      if (res.status === 429 || res.status >= 500) throw new NodeUnavailableError(`${method}: HTTP ${res.status}`);
+      if (res.status === 429 || res.status >= 500) throw new HttpStatusError(res.status);
       if (!res.ok) throw new SolRpcError(res.status, `${method}: HTTP ${res.status}`);
     } catch (e) {
       if (e instanceof NodeUnavailableError || e instanceof SolRpcError) throw e;
-      throw new NodeUnavailableError(`${method}: ${(e as Error).message}`, { cause: e });
+      throw new RpcTransportError(networkCode(e), e);
     }
     let body: { result?: T; error?: { code: number; message: string } };
     try {

@@ -23,7 +23,7 @@ export class RpcTransportError extends NodeUnavailableError {
 }
 
 /** The error code of a network failure, from the error or its cause chain (undici puts it in `cause`). */
-function networkCode(e: unknown): string | undefined {
+export function networkCode(e: unknown): string | undefined {
   for (let x: unknown = e, depth = 0; x && typeof x === 'object' && depth < 5; x = (x as { cause?: unknown }).cause, depth++) {
     const code = (x as { code?: unknown }).code;
     if (typeof code === 'string') return code;
