@@ -17,13 +17,13 @@ describe('price sources', () => {
       if (sym === 'NUM') return res.end(JSON.stringify({ price: 12.5 }));
       if (sym === 'ZERO') return res.end(JSON.stringify({ price: '0' }));
       if (sym === 'NEG') return res.end(JSON.stringify({ price: '-1' }));
-      if (sym === 'SLOW') return void setTimeout(() => res.end('{"price":"1"}'), 2000);
+      if (sym === 'SLOW') return void setTimeout(() => res.end('{"price":"1"}'), 4_000);
       res.statusCode = 503;
       res.end('down');
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const port = (server.address() as AddressInfo).port;
-    const s = new HttpPriceSource(`http://127.0.0.1:${port}/quote/{symbol}`, 300);
+    const s = new HttpPriceSource(`http://127.0.0.1:${port}/quote/{symbol}`, 1_500);
     try {
       expect(await s.usdt('eth')).toBe('3012.50');
       expect(await s.usdt('num')).toBe('12.5');
