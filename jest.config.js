@@ -31,6 +31,7 @@ const UNIT = [
   '<rootDir>/test/chains/internal-transfers.test.ts',
   '<rootDir>/test/foundation/config.test.ts',
   '<rootDir>/test/foundation/redact.test.ts',
+  '<rootDir>/test/foundation/docs.test.ts',
 ];
 
 const live = {
