@@ -14,7 +14,7 @@ import { describeError } from '../src/observability/redact';
  * always run alone.
  *
  * Each statement is a write to PostgreSQL that wakes a backend, a commit that waits for its WAL flush, and the
- * driver's work around both: bench/api.ts's create spent a fifth of the API process's time in the write alone.
+ * driver's work around both; shared, they cost a create less (docs/decisions/0009-create-batching.md).
  */
 export interface CreateBatchOptions {
   /** Create statements running at once (of the API's pool of 10 connections). */

@@ -3,7 +3,7 @@
 // runs) and its SQL schema tool are on this machine, for the production-topology tests. Temporal publishes
 // the server as container images and GitHub release archives only, neither reachable from here, so it is
 // built from the Go module (go.temporal.io/server) with `go install`: about 20 minutes and 4-5 GB of Go caches
-// from nothing on 2 busy cores (measured 18 and 22 minutes). The binaries go to the git-ignored .tools/temporal-server/bin. The Go module and
+// from nothing on 2 busy cores. The binaries go to the git-ignored .tools/temporal-server/bin. The Go module and
 // build caches and a copy of the binaries per version stay in the user's cache folder
 // (TEMPORAL_SERVER_CACHE, default ~/.cache/crypto-gateway-temporal-server), outside the clone, so that a
 // fresh clone on a kept machine (CI's) copies the binaries in a second instead of building them again.

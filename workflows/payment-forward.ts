@@ -65,8 +65,8 @@ export function forwardRetryDelay(retries: number, capMs: number): number {
 
 /**
  * Forward until included. A forward failed on chain is recorded (funds stay at address_in). Bytes are
- * replaced only when two readings at increasing heights both prove they can never land (README, "Money
- * integrity"); until then the reading re-sends bytes the node lacks. A forward the activity could not make
+ * replaced only when two readings at increasing heights both prove they can never land (docs/architecture.md,
+ * "Money integrity"); until then the reading re-sends bytes the node lacks. A forward the activity could not make
  * (anything but a txid collision) is no verdict: forward_waiting, with the reason and the next try in
  * `c.forward.waiting`; the workflow waits, then calls this again.
  */

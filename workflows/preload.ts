@@ -4,11 +4,10 @@
  *
  * Stack traces in workflow code keep 3 frames (V8's default is 10). The SDK records the stack of every promise
  * a workflow creates (a promise hook, for the Temporal UI's stack-trace view, with no option to turn it off:
- * temporalio/sdk-typescript#1587), and maps each frame through the bundle's source map: about 30 % of the
- * workflow thread's time in the full burst of bench/pipeline.ts, two thirds of it capturing and mapping
- * frames. With 3, the hook's own two frames leave one, the line that made the promise; an error thrown in
- * workflow code keeps its 3 innermost frames. bench/sandbox.ts (one recorded lifecycle replayed 400 times a
- * round, 4 rounds): 16.4 ms of CPU per replay, against 19.3 ms with the SDK's default sandbox (0.85).
+ * temporalio/sdk-typescript#1587), and maps each frame through the bundle's source map, a large share of the
+ * workflow thread's time under a burst. With 3, the hook's own two frames leave one, the line that made the
+ * promise; an error thrown in workflow code keeps its 3 innermost frames
+ * (docs/decisions/0012-workflow-stack-trace-limit.md).
  */
 Error.stackTraceLimit = 3;
 

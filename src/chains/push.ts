@@ -11,9 +11,8 @@ export type { ChainHint };
 export type SignalDeposit = (workflowId: string, hint: ChainHint) => Promise<void>;
 
 /**
- * Calls to Temporal the watcher has in flight at once (workflow starts, hints): a burst is not serialised.
- * At 16, the 40 hints of bench/pipeline.ts's 40-deposit burst went in three waves and the last came 0.2–0.5 s
- * after the block (p95, six runs); at 64 they go in one, within 0.25 s of it.
+ * Calls to Temporal the watcher has in flight at once (workflow starts, hints): a burst is not serialised,
+ * and a block's hints go out in one wave rather than several (docs/decisions/0001-pushed-hints.md).
  */
 export const TEMPORAL_CALLS_AT_ONCE = 64;
 

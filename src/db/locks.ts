@@ -6,9 +6,8 @@ import { logger } from '../observability/logger';
  *
  * A lock nobody else holds (the common case: one forward per address_in) is taken with
  * pg_try_advisory_lock on one session this process keeps for that, so a burst of forwards opens no
- * connection of its own. Measured in bench/pipeline.ts: with a session per holder, a burst of 40 forwards
- * after a quiet wait opened a connection per forward, 0.2–0.6 s each on a saturated worker (a SCRAM
- * exchange and a backend start); on the one session a lock took 0.14 s p50 in the same burst.
+ * connection of its own: a new connection is a SCRAM exchange and a backend start, slow on a saturated
+ * worker (docs/decisions/0013-shared-lock-session.md).
  * A lock another process holds is waited for as before: a blocking pg_advisory_lock on a session of
  * `waitPool`, released on that session.
  *

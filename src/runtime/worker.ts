@@ -77,8 +77,8 @@ export async function recordDetectedDeposits(db: Db, matches: MatchedDeposit[]):
  * payment row and takes it up again from the new block (activities/observed.ts).
  */
 export async function startDepositWorkflows(client: Client, taskQueue: string, matches: MatchedDeposit[], fallback?: string): Promise<void> {
-  // Several at a time: one after another, a burst of 200 deposits in a block held the network's watcher
-  // (no new block read, no hint sent) for ~30 s of round trips to Temporal (bench/pipeline.ts).
+  // Several at a time: one after another, a burst of deposits in one block holds the network's watcher (no
+  // new block read, no hint sent) for a round trip to Temporal each (docs/decisions/0001-pushed-hints.md).
   const limit = pLimit(TEMPORAL_CALLS_AT_ONCE);
   await Promise.all(
     matches.map((m) =>

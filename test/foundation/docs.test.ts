@@ -86,6 +86,15 @@ describe('links between the docs', () => {
   });
 });
 
+it('every docs/ path named in code, ops files and scripts exists', () => {
+  const named = ['src', 'api', 'activities', 'workflows', 'scripts', 'ops', 'bench'].flatMap((d) => walk(d, (f) => /\.(ts|js|ya?ml|sh)$/.test(f)));
+  const missing: string[] = [];
+  for (const file of named) {
+    for (const m of read(file).matchAll(/\bdocs\/[\w./-]+\.md\b/g)) if (!fs.existsSync(path.join(root, m[0]))) missing.push(`${file}: ${m[0]}`);
+  }
+  expect(missing).toEqual([]);
+});
+
 describe('the configuration reference', () => {
   const reference = 'docs/operator/configuration.md';
 

@@ -81,10 +81,9 @@ export class EvmAdapter implements ChainAdapter {
     const net = Network.from(opts.chainId);
     // A static network (no chainId probe per call) and no request cache: the cache answers stale heads.
     // Calls made in the same turn of the event loop go as one JSON-RPC batch (ethers' batching, no stall
-    // beyond that turn): bench/evm-rpc.ts, 200 callers each making calls one after another against anvil,
-    // 114 µs of this process's CPU per call in batches of 10 against 263 µs one HTTP request each (0.43),
-    // and the node parses one request instead of many. Each call keeps its own answer or error; a request
-    // that fails fails the calls in it, which their callers retry as before.
+    // beyond that turn): less CPU per call here, and the node parses one request instead of many
+    // (docs/decisions/0008-evm-rpc-batching.md). Each call keeps its own answer or error; a request that
+    // fails fails the calls in it, which their callers retry as before.
     const pool = new EndpointPool(opts.network, opts.rpcUrl);
     this.credentials = pool.credentials;
     this.provider = new EvmRpcProvider(pool, net, {

@@ -6,9 +6,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * ethers' JsonRpcProvider with the answer's body decoded by the runtime instead of ethers' UTF-8 decoder in
- * JavaScript: that decoder was a third of the JSON-RPC transport's time on a worker's main thread while a
- * burst of deposits fell due (bench/pipeline.ts, CPU profile), a block with 200 transactions being a large
- * body. The request, its retries, redirects, throttling and timeout stay ethers' (FetchRequest). A body
+ * JavaScript, which weighed on a worker's main thread while a burst of deposits fell due, a block of a busy
+ * chain being a large body (docs/decisions/0008-evm-rpc-batching.md). The request, its retries, redirects, throttling and timeout stay ethers' (FetchRequest). A body
  * that is not UTF-8 or not JSON is read again by ethers, which throws its own error for it, as before.
  * The request goes to the network's endpoints (src/chains/endpoints.ts): a read to a healthy one, a
  * broadcast to every healthy one, each with its own URL and basic-auth header (ethers has no credentials
