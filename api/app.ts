@@ -27,7 +27,7 @@ export function createApp(deps: AppDeps = {}): Express {
   for (const m of deps.before ?? []) app.use(m);
   app.use(refuseOptions);
   // Registered on the application's own router: a route group mounted with use() costs every request a nested
-  // router (that dispatch and the request log's redact pass were 21 µs of the 169 µs a catalog or info read cost).
+  // router dispatch (docs/decisions/0014-api-router-and-request-log.md).
   statusRoutes(app.router);
   for (const mount of deps.routes ?? []) mount(app.router);
   app.use(notFound);

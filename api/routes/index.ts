@@ -14,8 +14,8 @@ export type { PublicDeps } from '../deps';
 /**
  * Registers every public route (SPEC 4) on `r`: createApp({ routes: [(r) => publicRoutes(deps, r)] }) puts
  * them on the application's own router. Fixed paths come before /api/:ticker/…. One router, not one per
- * group: each mounted router is a nested dispatch that every request walks through (the CPU profile of a
- * catalog read put 12 % of it in the router).
+ * group: each mounted router is a nested dispatch that every request walks through
+ * (docs/decisions/0014-api-router-and-request-log.md).
  */
 export function publicRoutes(deps: PublicDeps, r: Router = Router()): Router {
   openapiRoutes(r);

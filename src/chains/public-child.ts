@@ -48,9 +48,9 @@ export class PublicChildDeriver {
 
 let wasmKeccak: IHasher | undefined;
 /**
- * Settles once hash-wasm's keccak-256 (WebAssembly: 1.7 µs CPU per hash of a key, against 15 for ethers'
- * JavaScript one) is compiled, a moment after this module loads; until then, or should it not load, ethers'
- * serves. The same digests either way (test/chains/public-child.test.ts checks both).
+ * Settles once hash-wasm's keccak-256 (WebAssembly, several times cheaper than ethers' JavaScript one:
+ * docs/decisions/0011-public-child-derivation.md) is compiled, a moment after this module loads; until then,
+ * or should it not load, ethers' serves. The same digests either way (test/chains/public-child.test.ts checks both).
  */
 export const keccakReady: Promise<void> = createKeccak(256).then(
   (hasher) => void (wasmKeccak = hasher),

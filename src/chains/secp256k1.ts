@@ -5,8 +5,9 @@ import type { TinySecp256k1Interface } from 'bip32';
  * secp256k1 from libsecp256k1, the library Bitcoin Core signs with: its native binding (the `secp256k1`
  * package's prebuilt addon) when it loads, else tiny-secp256k1 (the same library in WebAssembly): the same
  * results, slower.
- * - Public derivation in the API (derived_addresses): a point tweak-add in 51 µs native against 259 µs in
- *   WebAssembly; it was a quarter of the API's CPU under a burst of creates. Nothing secret.
+ * - Public derivation in the API (derived_addresses): the point arithmetic weighs on the API's CPU under a
+ *   burst of creates, and is several times cheaper native (docs/decisions/0011-public-child-derivation.md).
+ *   Nothing secret.
  * - The worker's EVM signatures and public keys (src/chains/evm/signing-key.ts): ethers does both in pure
  *   JS, milliseconds of the worker's one thread per forward. A private key passed here is used and not
  *   kept by this module.
@@ -55,8 +56,8 @@ const COMBINE_AT_INFINITY = 'The sum of the public keys is not valid';
 /**
  * P + t·G for a fixed P given uncompressed (BIP32's public child key), or null where the sum is the point at
  * infinity; t must be below the order (callers check it, as bip32 does). Natively as t·G (libsecp256k1's
- * generator multiplication) added to P: 42 µs CPU against 52 for the tweak-add's general multiplication,
- * and P uncompressed is parsed without a square root, as is the sum when asked uncompressed (an EVM key).
+ * generator multiplication) added to P, cheaper than the tweak-add's general multiplication, and P
+ * uncompressed is parsed without a square root, as is the sum when asked uncompressed (an EVM key).
  */
 export function addTweakTimesG(uncompressedP: Uint8Array, tweak: Uint8Array, compressed: boolean): Uint8Array | null {
   if (!tiny.isPrivate(tweak)) throw new Error('Expected Tweak');
@@ -77,8 +78,8 @@ export function pointCompress(p: Uint8Array, compressed: boolean): Uint8Array {
 }
 
 /**
- * Whether p is a valid public key. bip32 asks it of every derived key; tiny-secp256k1 takes 30 µs here,
- * the addon 5. The addon serves the compressed encoding only (the one bip32 uses): it would also take a
+ * Whether p is a valid public key. bip32 asks it of every derived key, and the addon answers it several times
+ * faster than tiny-secp256k1. The addon serves the compressed encoding only (the one bip32 uses): it would also take a
  * hybrid 65-byte encoding, which tiny-secp256k1 refuses.
  */
 function isPoint(p: Uint8Array): boolean {

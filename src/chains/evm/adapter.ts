@@ -247,7 +247,7 @@ export class EvmAdapter implements ChainAdapter {
     try {
       // eth_sendRawTransaction itself: ethers' broadcastTransaction also asks for the block number and
       // recovers the sender's key from the signature (pure-JS secp256k1, a few ms each) to build a
-      // response object nothing here reads; in a burst that was 7 % of a worker's main thread.
+      // response object nothing here reads, on the worker's main thread (docs/decisions/0008-evm-rpc-batching.md).
       const hash: unknown = await this.provider.send('eth_sendRawTransaction', [raw]);
       if (typeof hash !== 'string' || hash.toLowerCase() !== txid.toLowerCase()) throw new Error(`the node answered hash ${String(hash)}`);
     } catch (e) {
