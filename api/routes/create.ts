@@ -138,6 +138,10 @@ const CALLBACK_OF_ANOTHER_PAYOUT = 'The callback URL is registered with another 
 /** Forwarding into one of the gateway's own deposit addresses would loop payments through it. */
 const OUT_IS_DEPOSIT = 'Must not be a deposit address of this gateway.';
 
+/** How long a create waits for a dry pool's refill, and how often it looks again meanwhile. */
+const POOL_WAIT_MS = 10_000;
+const POOL_RETRY_MS = 100;
+
 /** Retries of a create whose index had no stored derived address yet (each stores the next ones first). */
 const MISSING_ADDRESS_RETRIES = 5;
 
@@ -145,6 +149,7 @@ const MISSING_ADDRESS_RETRIES = 5;
 async function createOrFind(deps: PublicDeps, creates: CreateBatcher, v: AssetView, c: Checked): Promise<{ config: CreatedConfig | undefined; created: boolean }> {
   const { from, supply } = await deps.addresses.depositAddresses(v.network.id, v.runtime!.mode);
   if (supply && !supply.stocked) await supply.refill();
+  let waitedMs: number | undefined;
   for (let attempt = 0; ; attempt++) {
     try {
       const { outIsDeposit, existing, made } = await creates.create(c.input, from, c.outCanonical);
@@ -155,10 +160,15 @@ async function createOrFind(deps: PublicDeps, creates: CreateBatcher, v: AssetVi
       }
       return { config: existing ?? (await createLookup(deps.db, c.input.callbackUrl, c.input.family, undefined)).existing, created: false };
     } catch (e) {
-      // A dry pool is the gateway's problem, not the merchant's: 1501 at once, counted; nothing waits.
+      // A dry pool is the gateway's problem, not the merchant's: the create waits for the worker's refill
+      // (it polls the pool several times a second), counted; 1501 only if no address comes within the wait.
       if (e instanceof AddressPoolEmptyError) {
         addressPoolEmpty.inc({ network: e.network });
-        throw new GatewayError(1501);
+        waitedMs ??= 0;
+        if (waitedMs >= POOL_WAIT_MS) throw new GatewayError(1501);
+        await new Promise((r) => setTimeout(r, POOL_RETRY_MS));
+        waitedMs += POOL_RETRY_MS;
+        continue;
       }
       if (!(e instanceof DerivedAddressMissingError) || !supply || attempt >= MISSING_ADDRESS_RETRIES) throw e;
       await supply.refill();

@@ -2,7 +2,7 @@ import { NETWORKS } from '../domain/assets';
 import type { ChainMode } from './config';
 import type { HdSeed } from './keys';
 import { checksumEvmAddress, deriveEvmWallet, evmChecksumIfValid, validateEvmAddress } from './evm/address';
-import { deriveSolKeypair, validateSolAddress } from './sol/address';
+import { deriveSolAddress, validateSolAddress } from './sol/address';
 import { canonicalUtxoAddress, deriveUtxoKey, validateUtxoAddress } from './utxo/address';
 import { utxoNetwork } from './utxo/networks';
 
@@ -41,7 +41,7 @@ export function deriveAddressIn(seed: HdSeed, networkId: string, mode: ChainMode
     case 'evm':
       return checksumEvmAddress(deriveEvmWallet(seed, networkId, mode, index).address);
     case 'sol':
-      return deriveSolKeypair(seed, networkId, mode, index).address;
+      return deriveSolAddress(seed, networkId, mode, index);
   }
 }
 

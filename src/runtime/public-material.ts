@@ -86,28 +86,36 @@ export async function publishPublicMaterial(deps: PublishDeps): Promise<void> {
 /** Pool addresses stored per insert while a pool fills: the API can take the first ones while the rest are derived. */
 const POOL_RUN = 256;
 
+/** Fills of one top-up: the last looks only whether what creates took meanwhile is back. */
+const FILL_PASSES = 4;
+
 /** Tops up the pool of every configured network without public derivation to `poolSize` free addresses. */
 export async function topUpPools(deps: PublishDeps): Promise<void> {
   const lock = deps.withLock ?? (<T>(_n: string, fn: () => Promise<T>) => fn());
   for (const [network, runtime] of Object.entries(deps.chains)) {
     if (hasPublicDerivation(network)) continue;
     await lock(`address-pool:${network}`, async () => {
-      const free = await poolFree(deps.db, network);
-      for (let added = 0; free + added < deps.poolSize; added += POOL_RUN) {
-        const n = Math.min(POOL_RUN, deps.poolSize - free - added);
-        await addToPool(deps.db, network, NETWORKS[network].addressFamily, n, (i) => deriveAddressIn(deps.seed, network, runtime.mode, i));
+      // Creates take addresses while it fills: it looks again and fills again, a bounded number of times.
+      for (let pass = 0; pass < FILL_PASSES; pass++) {
+        const free = await poolFree(deps.db, network);
+        addressPoolFree.set({ network }, free);
+        if (free >= deps.poolSize) return;
+        for (let added = 0; free + added < deps.poolSize; added += POOL_RUN) {
+          const n = Math.min(POOL_RUN, deps.poolSize - free - added);
+          await addToPool(deps.db, network, NETWORKS[network].addressFamily, n, (i) => deriveAddressIn(deps.seed, network, runtime.mode, i));
+        }
       }
-      addressPoolFree.set({ network }, Math.max(free, deps.poolSize));
     });
   }
 }
 
 /**
  * Publishes now and then every `everyMs` (key rotation), and tops the address pools up every `poolEveryMs`:
- * what creates took in a second is back the next, so that only a flood past what the worker derives in a
- * second (about a thousand Solana addresses a core; each client is held to CREATE_RATE_LIMIT) can empty one.
+ * what creates took is back within a fraction of a second, and a create that finds the pool dry waits for it
+ * (api/routes/create.ts), so only a flood past what the worker derives (thousands of Solana addresses a second
+ * a core) slows creates; each client is held to CREATE_RATE_LIMIT besides.
  */
-export async function startPublisher(deps: PublishDeps, everyMs = 10_000, onError: (e: unknown) => void = () => undefined, poolEveryMs = 1_000) {
+export async function startPublisher(deps: PublishDeps, everyMs = 10_000, onError: (e: unknown) => void = () => undefined, poolEveryMs = 250) {
   await publishPublicMaterial(deps);
   let running = Promise.resolve();
   // One pass of each kind waits at most: a pass longer than its period is not followed by a queue of them.

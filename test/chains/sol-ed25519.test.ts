@@ -1,7 +1,9 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import { derivePath } from 'ed25519-hd-key';
-import { serializeVerified, slip10Ed25519, verifyEd25519 } from '../../src/chains/sol/ed25519';
+import { deriveAddressIn, deriveSolKeypair } from '../../src/chains/addresses';
+import { HdSeed } from '../../src/chains/keys';
+import { ed25519PublicKey, serializeVerified, slip10Ed25519, verifyEd25519 } from '../../src/chains/sol/ed25519';
 
 /** Solana's key work in node:crypto gives what ed25519-hd-key and @solana/web3.js (noble) give. */
 
@@ -30,6 +32,20 @@ describe('SLIP-10 ed25519 and Solana keys in node:crypto', () => {
       const index = [0, 2 ** 31 - 1, randomInt(2 ** 31 - 1)][n % 3];
       for (const path of [`m/44'/501'/${index}'/0'`, "m/44'/501'/0'/1'", `m/${index}'`]) {
         expect([path, hex(slip10Ed25519(seed, path))]).toEqual([path, hex(derivePath(path, seed.toString('hex')).key)]);
+      }
+    }
+  });
+
+  it("gives Keypair.fromSeed's public key for random private seeds, and the pool's address is the signing key's", () => {
+    for (let n = 0; n < 500; n++) {
+      const privateSeed = randomBytes(32);
+      expect(hex(ed25519PublicKey(privateSeed))).toBe(hex(Keypair.fromSeed(privateSeed).publicKey.toBytes()));
+    }
+    expect(() => ed25519PublicKey(randomBytes(31))).toThrow(RangeError);
+    const seed = HdSeed.fromMnemonic('abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about');
+    for (const index of [0n, 1n, 7n, 2n ** 31n - 1n]) {
+      for (const mode of ['mainnet', 'regtest'] as const) {
+        expect(deriveAddressIn(seed, 'solana', mode, index)).toBe(deriveSolKeypair(seed, 'solana', mode, index).address);
       }
     }
   });

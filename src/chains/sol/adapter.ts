@@ -15,7 +15,7 @@ import {
   type ScannedBlock,
   type SweepRequest,
 } from '../adapter';
-import { deriveSolKeypair, validateAddress } from '../addresses';
+import { deriveAddressIn, deriveSolKeypair, validateAddress } from '../addresses';
 import type { ChainMode } from '../config';
 import type { HdSeed } from '../keys';
 import { solFeePayerSeed } from '../sponsor';
@@ -87,7 +87,7 @@ export class SolAdapter implements ChainAdapter {
   }
 
   deriveAddressIn(index: bigint): string {
-    return deriveSolKeypair(this.opts.seed, this.network, this.opts.mode, index).address;
+    return deriveAddressIn(this.opts.seed, this.network, this.opts.mode, index);
   }
 
   /** Made once: its public key is noble's pure JS (about half a millisecond here) at every forward. */

@@ -1,6 +1,8 @@
 import { Keypair, PublicKey } from '@solana/web3.js';
+import bs58 from 'bs58';
 import type { ChainMode } from '../config';
 import { derivationPath, type HdSeed } from '../keys';
+import { ed25519PublicKey } from './ed25519';
 
 /**
  * Addresses that are on the curve (or would be accepted otherwise) but that no one can spend from: the
@@ -80,6 +82,11 @@ export interface SolKey {
   address: string;
   /** The signing keypair. Never log it. */
   keypair: Keypair;
+}
+
+/** address_in of index i, the address deriveSolKeypair gives, without building the signing keypair. */
+export function deriveSolAddress(seed: HdSeed, networkId: string, _mode: ChainMode, index: bigint): string {
+  return bs58.encode(ed25519PublicKey(seed.ed25519(derivationPath(networkId, index))));
 }
 
 /** Key material of address_in index i (SLIP-10 ed25519, m/44'/501'/i'/0', the path Solana wallets use). */

@@ -2,10 +2,9 @@
 // key (ed25519-hd-key, noble's HMAC-SHA512) and the check of a transaction's signatures before it is sent
 // (Transaction.serialize, noble's verify) cost milliseconds each on the forward path and in the address
 // pool's refill. Same keys, same bytes: test/chains/sol-ed25519.test.ts compares them with the libraries on
-// random seeds and SLIP-10's own test vectors; bench/sol-keys.ts measures both. A key's public half stays
-// Keypair.fromSeed's (noble): node:crypto has no import of a raw ed25519 private key, and its PKCS#8 decoder
-// costs more than noble does.
-import { createHmac, createPublicKey, verify } from 'node:crypto';
+// random seeds and SLIP-10's own test vectors; bench/sol-keys.ts measures both. A deposit address's public key
+// comes from OpenSSL too (a JWK import of the private seed): the pool's refill derives thousands of them.
+import { createHmac, createPrivateKey, createPublicKey, verify } from 'node:crypto';
 import type { Transaction } from '@solana/web3.js';
 
 const SEED_KEY = Buffer.from('ed25519 seed');
@@ -28,6 +27,17 @@ export function slip10Ed25519(seed: Uint8Array, path: string): Buffer {
   }
   data.fill(0);
   return i.subarray(0, 32);
+}
+
+/** A JWK `x` is required beside `d`; OpenSSL computes the public key from `d` alone and ignores it. */
+const X_PLACEHOLDER = Buffer.alloc(32).toString('base64url');
+
+/** The 32-byte ed25519 public key of a 32-byte private seed (RFC 8032), as Keypair.fromSeed gives it. */
+export function ed25519PublicKey(privateSeed: Uint8Array): Buffer {
+  if (privateSeed.length !== 32) throw new RangeError('an ed25519 private seed has 32 bytes');
+  const d = Buffer.from(privateSeed).toString('base64url');
+  const key = createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d, x: X_PLACEHOLDER }, format: 'jwk' });
+  return Buffer.from(createPublicKey(key).export({ format: 'jwk' }).x!, 'base64url');
 }
 
 /**

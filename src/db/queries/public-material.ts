@@ -32,7 +32,7 @@ export async function poolFree(db: Db, network: string): Promise<number> {
 /**
  * Adds `n` addresses to a network's pool: n indexes taken from the family's sequence (so a pool index is
  * never also handed out to another address), each derived by `derive` in runs between which the event loop
- * serves the worker's other work (an address costs about a millisecond of ed25519), then stored at once. A
+ * serves the worker's other work, then stored at once. A
  * failure leaves the indexes taken unused, which nothing else is ever given.
  */
 export async function addToPool(db: Db, network: string, family: string, n: number, derive: (index: bigint) => string): Promise<void> {
@@ -47,10 +47,10 @@ export async function addToPool(db: Db, network: string, family: string, n: numb
 }
 
 /** Pool addresses derived between two turns of the event loop. */
-const DERIVE_RUN = 16;
+const DERIVE_RUN = 64;
 
 /**
- * Raised when a network's pool is dry: the create answers 1501 and a metric counts it; nothing waits. (A create
+ * Raised when a network's pool is dry: a metric counts it and the create waits for the refill. (A create
  * takes the lowest free pool address inside its own statement: src/db/queries/create-config.ts.)
  */
 export class AddressPoolEmptyError extends Error {
