@@ -42,7 +42,7 @@ export const createsRateLimited = new Counter({
 
 export const addressPoolEmpty = new Counter({
   name: 'gateway_address_pool_empty_total',
-  help: 'Creates refused because no pre-derived deposit address was free, by network',
+  help: 'Times a create found no pre-derived deposit address free (it waits for the refill), by network',
   labelNames: ['network'] as const,
   registers: [registry],
 });
