@@ -50,6 +50,29 @@ async function ready(child: ReturnType<typeof npmStart>) {
   if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}: ${child.out().slice(-2000)}`);
 }
 
+/** The last block of anvil's state dump, or -1 while the file is missing or cut short. */
+function dumpedBlock(): number {
+  try {
+    const state = JSON.parse(fs.readFileSync(path.join(dataDir, 'devnet', 'anvil-state.json'), 'utf8')) as { best_block_number?: number | string };
+    return Number(state.best_block_number ?? -1);
+  } catch {
+    return -1;
+  }
+}
+
+/** A failure of `wait` carries what the gateway printed meanwhile (its warnings and errors, the last of them). */
+async function withOutput(child: ReturnType<typeof npmStart>, wait: () => Promise<void>): Promise<void> {
+  try {
+    await wait();
+  } catch (e) {
+    const lines = child.out().split('\n').filter((l) => l && !l.includes('"level":30')).slice(-60);
+    const all = path.join(os.tmpdir(), `gw-crash-restart-${process.pid}.log`);
+    fs.writeFileSync(all, started.map((c) => (c as ReturnType<typeof npmStart>).out()).join('\n=== restart ===\n'));
+    (e as Error).message += `\nnpm start printed (warnings and errors, last 60 lines; every line of both runs in ${all}):\n${lines.join('\n')}`;
+    throw e;
+  }
+}
+
 const api = (p: string) => `http://127.0.0.1:${port}/api${p}`;
 async function logs(callback: string, ticker = 'eth') {
   const r = await fetch(api(`/${ticker}/logs?callback=${encodeURIComponent(callback)}`));
@@ -104,10 +127,26 @@ test('a deposit recorded before SIGKILL of the whole tree is forwarded and calle
   expect(created.status).toBe(200);
   const config = (await created.json()) as { address_in: string };
   const txid = await devnetPay(readDevnetState(path.join(dataDir, 'devnet')), 'eth', config.address_in, '0.5');
+  const depositBlocks = new Map<string, number>();
+  const depositBlock = (hash: string) => depositBlocks.get(hash) ?? Infinity;
+  await waitFor(async () => {
+    const eth = readDevnetState(path.join(dataDir, 'devnet')).ethereum!;
+    const provider = new JsonRpcProvider(eth.rpcUrl, Network.from(BigInt(eth.chainId)), { staticNetwork: true, cacheTimeout: -1 });
+    try {
+      const receipt = await provider.getTransactionReceipt(txid);
+      if (receipt) depositBlocks.set(txid, receipt.blockNumber);
+      return receipt !== null;
+    } finally {
+      provider.destroy();
+    }
+  }, 30_000, 'the deposit to be mined');
   // Recorded (the watcher saw it, its workflow started), far from its 6 confirmations: then the crash.
   await waitFor(async () => (await logs(callback)).callbacks?.[0]?.txid_in === txid, 60_000, 'the deposit to be recorded');
   const before = (await logs(callback)).callbacks![0];
   expect(before.result).toBe('pending');
+  // anvil dumps its state every second: the crash comes once a dump holds the deposit's block, as a power cut
+  // a second later would (a chain cut back before the payment has no deposit left to forward).
+  await waitFor(() => dumpedBlock() >= depositBlock(txid), 30_000, "anvil's state dump to hold the deposit's block");
 
   const tree = [first.pid!, ...descendants(first.pid!)];
   process.kill(-first.pid!, 'SIGKILL');
@@ -117,7 +156,7 @@ test('a deposit recorded before SIGKILL of the whole tree is forwarded and calle
   const second = npmStart();
   await ready(second);
   expect(second.out()).not.toContain('local ethereum chain is new');
-  await waitFor(() => received.some((f) => f.txid_in === txid && f.result === 'sent'), 240_000, 'the confirmed callback after the restart');
+  await withOutput(second, () => waitFor(() => received.some((f) => f.txid_in === txid && f.result === 'sent'), 240_000, 'the confirmed callback after the restart'));
   const sent = received.find((f) => f.txid_in === txid && f.result === 'sent')!;
   expect(sent.uuid).toBe(before.uuid);
   const eth = readDevnetState(path.join(dataDir, 'devnet')).ethereum!;
