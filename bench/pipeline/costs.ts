@@ -51,12 +51,18 @@ const sub = <K extends string>(a: Record<K, number>, b: Record<K, number>) => Ob
 export function windowOf(label: string, from: Counts, to: Counts, deposits: number): Window {
   const rpc: Window['rpc'] = {};
   for (const [n, calls] of Object.entries(to.rpc)) rpc[n] = sub(calls, from.rpc[n] ?? {});
-  return { label, ms: to.at - from.at, deposits, cpu: sub(to.cpu, from.cpu), pg: sub(to.pg as unknown as Record<string, number>, from.pg as unknown as Record<string, number>) as unknown as PgCounts, rpc };
+  const bySql: NonNullable<PgCounts['bySql']> = {};
+  for (const [sql, t] of Object.entries(to.pg.bySql ?? {})) {
+    const f = from.pg.bySql?.[sql] ?? { statements: 0, roundTrips: 0 };
+    bySql[sql] = { statements: t.statements - f.statements, roundTrips: t.roundTrips - f.roundTrips };
+  }
+  const pg = { statements: to.pg.statements - from.pg.statements, roundTrips: to.pg.roundTrips - from.pg.roundTrips, connections: to.pg.connections - from.pg.connections, bySql };
+  return { label, ms: to.at - from.at, deposits, cpu: sub(to.cpu, from.cpu), pg, rpc };
 }
 
 /** Per deposit: a window's amount less the idle rate over the window's length, over its deposits. */
 const perDeposit = (w: Window, idle: Window, f: (x: Window) => number) => (f(w) - (f(idle) * w.ms) / Math.max(idle.ms, 1)) / Math.max(w.deposits, 1);
-const rpcCalls = (w: Window) => Object.values(w.rpc).reduce((s, m) => s + Object.values(m).reduce((a, b) => a + b, 0), 0);
+const allRpcCalls = (w: Window) => Object.values(w.rpc).reduce((s, m) => s + Object.values(m).reduce((a, b) => a + b, 0), 0);
 
 export interface FamilyCost {
   ticker: string;
@@ -67,8 +73,10 @@ export interface FamilyCost {
   statements: number;
   roundTrips: number;
   rpcCalls: number;
-  /** The family's own node's calls per deposit by method, idle rate taken off (|x| ≥ 0.05 kept). */
+  /** The family's own node's calls per deposit by method, idle rate taken off (≥ 0.05 kept). */
   rpcByMethod: Record<string, number>;
+  /** Statements per deposit by SQL text, idle rate taken off (≥ 0.05 kept). */
+  statementsBySql: Record<string, number>;
   /** Mean per deposit, from the workflows' histories. */
   actions: Record<string, number> & { total: number };
   workflowTasks: number;
@@ -83,20 +91,34 @@ export function familyCost(w: Window, idle: Window, rows: DepositTimes[]): Famil
   const actions = Object.fromEntries(ACTION_KINDS.map((k) => [k, mean((r) => r.actions!.actions[k])])) as FamilyCost['actions'];
   actions.total = mean((r) => totalActions(r.actions!));
   const network = NETWORK_OF[w.label];
+  // Per method and per SQL text, what the window holds beyond the idle rate; a kind the window holds less
+  // of than at rest (the watchers' per-block reads coalesce when the workers are busy) counts as none.
+  let rpcCalls = 0;
   const rpcByMethod: Record<string, number> = {};
   for (const m of new Set([...Object.keys(w.rpc[network] ?? {}), ...Object.keys(idle.rpc[network] ?? {})])) {
-    const x = perDeposit(w, idle, (x) => x.rpc[network]?.[m] ?? 0);
-    if (Math.abs(x) >= 0.05) rpcByMethod[m] = Number(x.toFixed(2));
+    const x = Math.max(0, perDeposit(w, idle, (x) => x.rpc[network]?.[m] ?? 0));
+    rpcCalls += x;
+    if (x >= 0.05) rpcByMethod[m] = Number(x.toFixed(2));
+  }
+  let statements = 0;
+  let roundTrips = 0;
+  const statementsBySql: Record<string, number> = {};
+  for (const sql of new Set([...Object.keys(w.pg.bySql ?? {}), ...Object.keys(idle.pg.bySql ?? {})])) {
+    const x = Math.max(0, perDeposit(w, idle, (x) => x.pg.bySql?.[sql]?.statements ?? 0));
+    statements += x;
+    roundTrips += Math.max(0, perDeposit(w, idle, (x) => x.pg.bySql?.[sql]?.roundTrips ?? 0));
+    if (x >= 0.05) statementsBySql[sql] = Number(x.toFixed(2));
   }
   return {
     ticker: w.label,
     deposits: w.deposits,
     windowS: w.ms / 1000,
     cpuMs: Object.fromEntries(CPU_PARTS.map((p) => [p, perDeposit(w, idle, (x) => x.cpu[p])])) as Record<CpuPart, number>,
-    statements: perDeposit(w, idle, (x) => x.pg.statements),
-    roundTrips: perDeposit(w, idle, (x) => x.pg.roundTrips),
-    rpcCalls: perDeposit(w, idle, rpcCalls),
+    statements,
+    roundTrips,
+    rpcCalls,
     rpcByMethod,
+    statementsBySql,
     actions,
     workflowTasks: mean((r) => r.actions!.workflowTasks),
     events: mean((r) => r.events ?? 0),
@@ -107,8 +129,10 @@ const add = <K extends string>(a: Record<K, number>, b: Record<K, number>) => Ob
 const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '-');
 
 export function costTable(costs: FamilyCost[], idles: Window[]): string {
-  const idle = idles.reduce((a, w) => ({ ...a, ms: a.ms + w.ms, cpu: add(a.cpu, w.cpu), pg: add(a.pg as never, w.pg as never) as unknown as PgCounts, rpc: { all: { calls: rpcCalls(a) + rpcCalls(w) } } }));
-  const head = ['per deposit', 'n', 'window s', 'workers core-ms', 'api core-ms', 'pg gateway core-ms', 'statements', 'round trips', 'RPC calls', 'Temporal actions', 'workflow tasks', 'events', 'Temporal server core-ms', 'pg Temporal core-ms'];
+  const idle = idles.reduce((a, w) => ({
+    ...a, ms: a.ms + w.ms, cpu: add(a.cpu, w.cpu), pg: { ...a.pg, statements: a.pg.statements + w.pg.statements }, rpc: { all: { calls: allRpcCalls(a) + allRpcCalls(w) } },
+  }));
+  const head = ['per deposit', 'n', 'window s', 'workers core-ms', 'api core-ms', 'pg gateway core-ms', 'statements', 'round trips', 'RPC calls (its node)', 'Temporal actions', 'workflow tasks', 'events', 'Temporal server core-ms', 'pg Temporal core-ms'];
   const lines = costs.map((c) => [
     c.ticker, String(c.deposits), f1(c.windowS), f1(c.cpuMs.workers), f1(c.cpuMs.api), f1(c.cpuMs['pg-gateway']), f1(c.statements), f1(c.roundTrips), f1(c.rpcCalls),
     f1(c.actions.total), f1(c.workflowTasks), f1(c.events), f1(c.cpuMs.temporal), f1(c.cpuMs['pg-temporal']),
@@ -122,7 +146,7 @@ export function costTable(costs: FamilyCost[], idles: Window[]): string {
     fmt(head),
     ...lines.map(fmt),
     `idle windows ${f1(idle.ms / 1000)} s in all, per second: workers ${rate(idle.cpu.workers)} core-ms, api ${rate(idle.cpu.api)}, pg gateway ${rate(idle.cpu['pg-gateway'])}, ` +
-      `${rate(idle.pg.statements)} statements, ${rate(rpcCalls(idle))} RPC calls, Temporal server ${rate(idle.cpu.temporal)} core-ms, pg Temporal ${rate(idle.cpu['pg-temporal'])} core-ms`,
+      `${rate(idle.pg.statements)} statements, ${rate(allRpcCalls(idle))} RPC calls, Temporal server ${rate(idle.cpu.temporal)} core-ms, pg Temporal ${rate(idle.cpu['pg-temporal'])} core-ms`,
     'Temporal actions per deposit by kind:',
     ...actionLines,
     'RPC calls per deposit on the family\'s node, by method:',

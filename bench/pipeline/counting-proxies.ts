@@ -63,7 +63,9 @@ export async function startRpcCounter(upstream: string): Promise<RpcCounter> {
  * A TCP relay in front of PostgreSQL that reads the frontend messages of the wire protocol (v3) as they
  * pass: a round trip is a message the client then waits on, Sync (the end of an extended-protocol
  * query: node-postgres sends Parse/Bind/Describe/Execute/Sync together) or a simple Query; a statement
- * is an Execute or a simple Query (a simple Query holding several statements counts as one).
+ * is an Execute or a simple Query (a simple Query holding several statements counts as one). Both are
+ * also counted per SQL text (whitespace collapsed, 160 characters), so that the statements a deposit
+ * causes can be told from the ones that run at rest.
  */
 export interface PgCounter {
   url: string;
@@ -75,6 +77,8 @@ export interface PgCounts {
   statements: number;
   roundTrips: number;
   connections: number;
+  /** Per SQL text: statements, and round trips (a Sync counts for the text it ended). */
+  bySql?: Record<string, { statements: number; roundTrips: number }>;
 }
 
 const SSL_REQUEST = 80877103;
@@ -83,6 +87,18 @@ const GSSENC_REQUEST = 80877104;
 export async function startPgCounter(upstream: string): Promise<PgCounter> {
   const up = new URL(upstream);
   const counts: PgCounts = { statements: 0, roundTrips: 0, connections: 0 };
+  const bySql = new Map<string, { statements: number; roundTrips: number }>();
+  const tally = (sql: string, statements: number, roundTrips: number) => {
+    const t = bySql.get(sql) ?? { statements: 0, roundTrips: 0 };
+    t.statements += statements;
+    t.roundTrips += roundTrips;
+    bySql.set(sql, t);
+  };
+  const text = (b: Buffer, from: number) => {
+    const end = b.indexOf(0, from);
+    return { s: b.toString('utf8', from, end < 0 ? b.length : end), next: end + 1 };
+  };
+  const norm = (sql: string) => sql.replace(/\s+/g, ' ').trim().slice(0, 160);
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     counts.connections++;
@@ -101,6 +117,10 @@ export async function startPgCounter(upstream: string): Promise<PgCounter> {
     // Until the startup message, frames have no type byte (SSL/GSS requests come first and are refused by
     // a server without them, after which the startup message follows).
     let startup = true;
+    /** Prepared statements of this connection by name ('' the unnamed one), and what the last Bind/Execute ran. */
+    const prepared = new Map<string, string>();
+    let bound = '';
+    let last = '';
     client.on('data', (chunk: Buffer) => {
       server.write(chunk);
       pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
@@ -118,11 +138,25 @@ export async function startPgCounter(upstream: string): Promise<PgCounter> {
         const type = String.fromCharCode(pending[0]);
         const len = pending.readInt32BE(1);
         if (pending.length < len + 1) break;
+        const body = pending.subarray(5, len + 1);
         if (type === 'Q') {
           counts.statements++;
           counts.roundTrips++;
-        } else if (type === 'E') counts.statements++;
-        else if (type === 'S') counts.roundTrips++;
+          tally(norm(text(body, 0).s), 1, 1);
+        } else if (type === 'P') {
+          const name = text(body, 0);
+          prepared.set(name.s, norm(text(body, name.next).s));
+        } else if (type === 'B') {
+          const portal = text(body, 0);
+          bound = prepared.get(text(body, portal.next).s) ?? '(unknown)';
+        } else if (type === 'E') {
+          counts.statements++;
+          last = bound;
+          tally(last, 1, 0);
+        } else if (type === 'S') {
+          counts.roundTrips++;
+          tally(last, 0, 1);
+        }
         pending = pending.subarray(len + 1);
       }
       if (pending.length === 0) pending = Buffer.alloc(0);
@@ -135,7 +169,7 @@ export async function startPgCounter(upstream: string): Promise<PgCounter> {
   url.port = String((server.address() as AddressInfo).port);
   return {
     url: url.toString(),
-    snapshot: () => ({ ...counts }),
+    snapshot: () => ({ ...counts, bySql: Object.fromEntries([...bySql].map(([k, v]) => [k, { ...v }])) }),
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));

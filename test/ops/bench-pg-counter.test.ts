@@ -13,7 +13,7 @@ describe('bench PostgreSQL counting relay', () => {
     const client = new Client({ connectionString: relay.url });
     try {
       await client.connect();
-      expect(relay.snapshot()).toEqual({ statements: 0, roundTrips: 0, connections: 1 });
+      expect(relay.snapshot()).toMatchObject({ statements: 0, roundTrips: 0, connections: 1 });
       // Simple protocol (no parameters): one Query message.
       await client.query('SELECT 1');
       expect(relay.snapshot()).toMatchObject({ statements: 1, roundTrips: 1 });
@@ -30,6 +30,8 @@ describe('bench PostgreSQL counting relay', () => {
       await client.query('CREATE TEMP TABLE t (x int)');
       await client.query('COMMIT');
       expect(relay.snapshot()).toMatchObject({ statements: 7, roundTrips: 7 });
+      // Per SQL text, the prepared one under the text its Parse gave it.
+      expect(relay.snapshot().bySql).toMatchObject({ 'SELECT $1::text AS s': { statements: 2, roundTrips: 2 }, BEGIN: { statements: 1, roundTrips: 1 }, 'SELECT 1': { statements: 1, roundTrips: 1 } });
     } finally {
       await client.end();
       await relay.close();
