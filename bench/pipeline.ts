@@ -29,7 +29,8 @@
  * DATABASE_URL, when set, names the PostgreSQL server to make a throw-away database on.
  * --costs: per happy-path deposit of each family, what it costs (bench/pipeline/costs.ts): the families are paid
  * one after another, each burst followed by an idle window as long, and counted on the wire (the nodes'
- * JSON-RPC, the gateway's PostgreSQL protocol) and in /proc; printed after the other tables.
+ * JSON-RPC, the gateway's PostgreSQL protocol) and in /proc; printed after the other tables, which then
+ * describe bursts of one family at a time, and the machine CPU line counts the idle windows too.
  * BENCH_PROFILE=<dir>: the API and the workers write CPU profiles (node --cpu-prof) into <dir>/<process name>;
  * BENCH_NODE_ARGS: more node flags for them (e.g. --trace-gc, --perf-basic-prof for `perf record`).
  */
@@ -39,7 +40,7 @@ import { parseArgs } from 'node:util';
 import { ASSETS } from '../src/domain/assets';
 import { drillChains, type DrillChains } from '../test/e2e/drill-chains';
 import { startBed, type Bed } from './pipeline/bed';
-import { costTable, familyBursts, familyCost, startCostMeter, type Window } from './pipeline/costs';
+import { costTable, familyBursts, familyCost, startCostMeter } from './pipeline/costs';
 import { payEvmBurst, type EvmPayment } from './pipeline/evm-burst';
 import { measureDeposits, type PaidDeposit } from './pipeline/measure';
 import { phases, summarise, table } from './pipeline/report';
@@ -226,10 +227,8 @@ async function main(): Promise<void> {
     const ch = chains;
     const tickers = Object.keys(COUNTS).filter((t) => configs.some((c) => c.ticker === t));
     const pay = (t: string) => payBurst(bed, ch, configs.filter((c) => c.ticker === t));
-    const burst = meter
-      ? await familyBursts({ tickers, meter, log, timeoutMs: TIMEOUT_MS, pay, confirmed: () => bed.receiver.confirmed.size })
-      : await payBurst(bed, chains, configs);
-    const windows: Array<{ burst: Window; idle: Window }> = 'windows' in burst ? (burst as Awaited<ReturnType<typeof familyBursts>>).windows : [];
+    const costRun = meter ? await familyBursts({ tickers, meter, log, timeoutMs: TIMEOUT_MS, pay, confirmed: () => bed.receiver.confirmed.size }) : undefined;
+    const burst = costRun ?? (await payBurst(bed, chains, configs));
     log(`${burst.paid.length} deposits paid in ${((burst.lastAt - burst.firstAt) / 1000).toFixed(1)} s${burst.errors.length ? `; payments that failed: ${burst.errors.join(' | ')}` : ''}`);
 
     const want = new Set(burst.paid.map((p) => p.ticker));
@@ -266,8 +265,9 @@ async function main(): Promise<void> {
     console.log(`machine CPU from the burst's start to its last confirmed callback (±0.5 s): ${busy.toFixed(1)} core-s on ${os.cpus().length} cores${stealer ? `, of which the stealers (--steal ${flags.steal}) ${stolen.toFixed(1)}` : ''}`);
     console.log(`receiver: ${JSON.stringify(bed.receiver.counts())}; observer late/failed polls: ${JSON.stringify(bed.observer.misses())}`);
     console.log(`gateway process deaths: ${bed.supervisor.deaths.length}; load average at the end ${load()}`);
-    const costs = meter ? windows.map((w) => familyCost(w.burst, w.idle, rows)) : undefined;
-    if (costs) console.log('\n' + costTable(costs, windows.map((w) => w.idle)) + '\n');
+    const windows = costRun?.windows;
+    const costs = windows?.map((w) => familyCost(w.burst, w.idle, rows));
+    if (costs && windows) console.log('\n' + costTable(costs, windows.map((w) => w.idle)) + '\n');
     meter?.stop();
     if (flags.json) {
       fs.writeFileSync(flags.json, JSON.stringify({ flags, counts: COUNTS, perAddress: PER_ADDRESS, loadAtEnd: os.loadavg(), wallS: wall, busyCoreS: busy, ...(stealer ? { stolenCoreS: stolen } : {}), summaries, steps: steps.data, deposits: rows, receiver: bed.receiver.counts(), deaths: bed.supervisor.deaths.length, ...(costs ? { costs, windows } : {}) }, null, 2));
