@@ -27,6 +27,10 @@
  * --steal F (0 < F < 1): the run on a slower machine, a process per core taking F of it all through the run
  * (bench/pipeline/steal.ts); the machine CPU printed then counts theirs too, and says how much it was.
  * DATABASE_URL, when set, names the PostgreSQL server to make a throw-away database on.
+ * --costs: per happy-path deposit of each family, what it costs (bench/pipeline/costs.ts): the families are paid
+ * one after another, each burst followed by an idle window as long, and counted on the wire (the nodes'
+ * JSON-RPC, the gateway's PostgreSQL protocol) and in /proc; printed after the other tables, which then
+ * describe bursts of one family at a time, and the machine CPU line counts the idle windows too.
  * BENCH_PROFILE=<dir>: the API and the workers write CPU profiles (node --cpu-prof) into <dir>/<process name>;
  * BENCH_NODE_ARGS: more node flags for them (e.g. --trace-gc, --perf-basic-prof for `perf record`).
  */
@@ -36,6 +40,7 @@ import { parseArgs } from 'node:util';
 import { ASSETS } from '../src/domain/assets';
 import { drillChains, type DrillChains } from '../test/e2e/drill-chains';
 import { startBed, type Bed } from './pipeline/bed';
+import { costTable, familyBursts, familyCost, startCostMeter } from './pipeline/costs';
 import { payEvmBurst, type EvmPayment } from './pipeline/evm-burst';
 import { measureDeposits, type PaidDeposit } from './pipeline/measure';
 import { phases, summarise, table } from './pipeline/report';
@@ -60,6 +65,7 @@ const { values: flags } = parseArgs({
     warmup: { type: 'string', default: '0' },
     json: { type: 'string' },
     steal: { type: 'string' },
+    costs: { type: 'boolean', default: false },
   },
 });
 const COUNTS: Record<string, number> = {
@@ -194,7 +200,7 @@ async function main(): Promise<void> {
   if (stealer) log(`steal: ${stealer.describe}, all through the run`);
   // Stopped when this process exits, whatever the way (each also ends itself once this process is gone).
   process.on('exit', () => stealer?.stop());
-  const bed = await startBed({ solSlotTimeMs: Number(flags['sol-slot-ms']), ethBlockS: Number(flags['eth-block-s']), temporal: flags.temporal, env, log });
+  const bed = await startBed({ solSlotTimeMs: Number(flags['sol-slot-ms']), ethBlockS: Number(flags['eth-block-s']), temporal: flags.temporal, env, log, counting: flags.costs });
   let mining = true;
   let miner: Promise<void> = Promise.resolve();
   let chains: DrillChains | undefined;
@@ -213,9 +219,16 @@ async function main(): Promise<void> {
     })();
     if (warmConfigs.length) await warmUp(bed, chains, warmConfigs);
     const warmed = bed.receiver.confirmed.size;
+    // --costs: the API settles after the creations, then the families one at a time (bench/pipeline/costs.ts).
+    const meter = flags.costs ? startCostMeter(bed) : undefined;
+    if (meter) await new Promise((r) => setTimeout(r, 10_000));
     const busyBefore = busyCoreS();
     const stolenBefore = stealer?.usedCoreS() ?? 0;
-    const burst = await payBurst(bed, chains, configs);
+    const ch = chains;
+    const tickers = Object.keys(COUNTS).filter((t) => configs.some((c) => c.ticker === t));
+    const pay = (t: string) => payBurst(bed, ch, configs.filter((c) => c.ticker === t));
+    const costRun = meter ? await familyBursts({ tickers, meter, log, timeoutMs: TIMEOUT_MS, pay, confirmed: () => bed.receiver.confirmed.size }) : undefined;
+    const burst = costRun ?? (await payBurst(bed, chains, configs));
     log(`${burst.paid.length} deposits paid in ${((burst.lastAt - burst.firstAt) / 1000).toFixed(1)} s${burst.errors.length ? `; payments that failed: ${burst.errors.join(' | ')}` : ''}`);
 
     const want = new Set(burst.paid.map((p) => p.ticker));
@@ -252,8 +265,12 @@ async function main(): Promise<void> {
     console.log(`machine CPU from the burst's start to its last confirmed callback (±0.5 s): ${busy.toFixed(1)} core-s on ${os.cpus().length} cores${stealer ? `, of which the stealers (--steal ${flags.steal}) ${stolen.toFixed(1)}` : ''}`);
     console.log(`receiver: ${JSON.stringify(bed.receiver.counts())}; observer late/failed polls: ${JSON.stringify(bed.observer.misses())}`);
     console.log(`gateway process deaths: ${bed.supervisor.deaths.length}; load average at the end ${load()}`);
+    const windows = costRun?.windows;
+    const costs = windows?.map((w) => familyCost(w.burst, w.idle, rows));
+    if (costs && windows) console.log('\n' + costTable(costs, windows.map((w) => w.idle)) + '\n');
+    meter?.stop();
     if (flags.json) {
-      fs.writeFileSync(flags.json, JSON.stringify({ flags, counts: COUNTS, perAddress: PER_ADDRESS, loadAtEnd: os.loadavg(), wallS: wall, busyCoreS: busy, ...(stealer ? { stolenCoreS: stolen } : {}), summaries, steps: steps.data, deposits: rows, receiver: bed.receiver.counts(), deaths: bed.supervisor.deaths.length }, null, 2));
+      fs.writeFileSync(flags.json, JSON.stringify({ flags, counts: COUNTS, perAddress: PER_ADDRESS, loadAtEnd: os.loadavg(), wallS: wall, busyCoreS: busy, ...(stealer ? { stolenCoreS: stolen } : {}), summaries, steps: steps.data, deposits: rows, receiver: bed.receiver.counts(), deaths: bed.supervisor.deaths.length, ...(costs ? { costs, windows } : {}) }, null, 2));
       console.log(`per-deposit figures in ${flags.json}`);
     }
     if (!done) process.exitCode = 1;

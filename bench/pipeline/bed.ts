@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config';
 import { benchServer } from '../lib/database';
 import { startTemporalServer } from '../../test/helpers/temporal-server';
 import { createSupervisor, type Supervisor } from '../../test/e2e/drill-procs';
+import { startPgCounter, startRpcCounter, type PgCounter, type RpcCounter } from './counting-proxies';
 import { startObserver, type Observer } from './observer';
 import { startReceiver, type Receiver } from './receiver';
 
@@ -33,6 +34,12 @@ export interface Bed {
   observer: Observer;
   receiver: Receiver;
   supervisor: Supervisor;
+  /** PIDs of the API process and of the worker processes now (a restarted one has a new PID). */
+  pids(): { api: number[]; workers: number[] };
+  /** The gateway's database and Temporal's (names on the PostgreSQL server). */
+  databases: { gateway: string; temporal: string[] };
+  /** With `counting`: relays between the gateway's processes and each node (by network) and their database. */
+  counters?: { rpc: Record<string, RpcCounter>; pg: PgCounter };
   stop(): Promise<void>;
 }
 
@@ -43,6 +50,8 @@ export async function startBed(o: {
   temporal: 'server' | 'dev';
   env: Record<string, string>;
   log: (s: string) => void;
+  /** Counting relays in front of the nodes' JSON-RPC and the gateway's database (bench/pipeline/counting-proxies.ts). */
+  counting?: boolean;
 }): Promise<Bed> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-bench-'));
   const stops: Array<() => Promise<void>> = [];
@@ -56,12 +65,10 @@ export async function startBed(o: {
     stops.push(() => server.stop());
     const db = { url: await server.database() };
     const logDir = path.join(os.tmpdir(), `gw-bench-logs-${path.basename(dir)}`);
+    const temporalDbs = o.temporal === 'server' ? { history: server.reserve('gw_bench_temporal'), visibility: server.reserve('gw_bench_temporal_visibility') } : undefined;
     const temporal =
-      o.temporal === 'server'
-        ? await startTemporalServer({
-            pgUrl: server.url, dir: logDir, log: o.log,
-            databases: { history: server.reserve('gw_bench_temporal'), visibility: server.reserve('gw_bench_temporal_visibility') },
-          })
+      temporalDbs
+        ? await startTemporalServer({ pgUrl: server.url, dir: logDir, log: o.log, databases: temporalDbs })
         : await startDevServer({
             cliPath: resolveTemporalCli()!, host: '127.0.0.1', dataDir: path.join(dir, 'temporal'), namespace: 'default', port: 0, uiPort: 0,
             searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES, logLevel: loadConfig().temporalServerLogLevel,
@@ -81,11 +88,26 @@ export async function startBed(o: {
     const receiver = await startReceiver(publicKey);
     stops.push(() => receiver.close());
 
+    let counters: Bed['counters'];
+    const chainEnv = { ...devnets.env };
+    let gatewayDbUrl = db.url;
+    if (o.counting) {
+      counters = { rpc: {}, pg: await startPgCounter(db.url) };
+      const c = counters;
+      stops.push(() => c.pg.close());
+      gatewayDbUrl = counters.pg.url;
+      for (const [name, url] of Object.entries(devnets.env).filter(([k]) => k.endsWith('_RPC_URL'))) {
+        const relay = await startRpcCounter(url);
+        stops.push(() => relay.close());
+        counters.rpc[name.replace(/_RPC_URL$/, '').toLowerCase()] = relay;
+        chainEnv[name] = relay.url;
+      }
+    }
     const apiPort = await freePort('127.0.0.1');
     const supervisor = createSupervisor(logDir, {
-      ...devnets.env,
+      ...chainEnv,
       DATA_DIR: dir,
-      DATABASE_URL: db.url,
+      DATABASE_URL: gatewayDbUrl,
       TEMPORAL_ADDRESS: temporal.address,
       TEMPORAL_TASK_QUEUE: `bench-${path.basename(dir)}`,
       CALLBACK_ALLOW_PRIVATE: 'true',
@@ -103,7 +125,13 @@ export async function startBed(o: {
       await new Promise((r) => setTimeout(r, 250));
     }
     o.log(`PostgreSQL ${new URL(db.url).host}, Temporal ${temporal.address}, chains, API and two workers ready (process logs: ${logDir})`);
-    return { dir, devnets, databaseUrl: db.url, temporalAddress: temporal.address, apiBase: `http://127.0.0.1:${apiPort}/api`, observer, receiver, supervisor, stop };
+    const pidOf = (s: typeof api) => (s.alive() && s.child()?.pid ? [s.child()!.pid!] : []);
+    return {
+      dir, devnets, databaseUrl: db.url, temporalAddress: temporal.address, apiBase: `http://127.0.0.1:${apiPort}/api`, observer, receiver, supervisor, stop,
+      pids: () => ({ api: pidOf(api), workers: workers.flatMap(pidOf) }),
+      databases: { gateway: new URL(db.url).pathname.slice(1), temporal: temporalDbs ? Object.values(temporalDbs) : [] },
+      counters,
+    };
   } catch (e) {
     await stop();
     throw e;

@@ -6,6 +6,7 @@ import type { DevnetState } from '../../src/chains/devnet';
 import { jsonRpc } from '../../src/chains/devnet/process';
 import { BitcoinRpc } from '../../src/chains/utxo/rpc';
 import { ASSETS } from '../../src/domain/assets';
+import { actionsOf, addActions, type RunActions } from './actions';
 import type { Observer } from './observer';
 import type { Arrival } from './receiver';
 
@@ -42,6 +43,8 @@ export interface DepositTimes {
   /** Events summed over all runs of the deposit's workflow, and the number of runs. */
   events?: number;
   runs?: number;
+  /** Temporal Cloud Actions of the deposit's workflow, summed over its runs (bench/pipeline/actions.ts). */
+  actions?: RunActions;
   /** From the workflow's history (the dev server's clock, this machine's): where the time went. */
   trace?: WorkflowTrace;
 }
@@ -148,7 +151,7 @@ export async function measureDeposits(o: {
     t.recordedAt = p?.created_at.getTime();
     if (p) {
       const h = history.get(p.deposit_key);
-      if (h) Object.assign(t, { events: h.events, runs: h.runs, trace: h.trace });
+      if (h) Object.assign(t, { events: h.events, runs: h.runs, trace: h.trace, actions: h.actions });
     }
     t.height = await block(d.ticker, d.txid).catch(() => undefined);
     if (t.height !== undefined) {
@@ -272,10 +275,10 @@ function traceOf(events: HistoryEvent[], t: WorkflowTrace): void {
 }
 
 /** Every payment workflow execution's history (paymentLifecycle, or the earlier paymentWorkflow): its length, summed per workflow ID over its runs (continue-as-new), and its trace. */
-async function historySizes(address: string): Promise<Map<string, { events: number; runs: number; trace: WorkflowTrace }>> {
+async function historySizes(address: string): Promise<Map<string, { events: number; runs: number; trace: WorkflowTrace; actions?: RunActions }>> {
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: 'default' });
-  const out = new Map<string, { events: number; runs: number; trace: WorkflowTrace }>();
+  const out = new Map<string, { events: number; runs: number; trace: WorkflowTrace; actions?: RunActions }>();
   try {
     const runs: Array<{ workflowId: string; runId: string }> = [];
     for await (const w of client.workflow.list({ query: `WorkflowType IN ('paymentLifecycle', 'paymentWorkflow')` })) runs.push({ workflowId: w.workflowId, runId: w.runId });
@@ -284,6 +287,7 @@ async function historySizes(address: string): Promise<Map<string, { events: numb
       const s = out.get(workflowId) ?? { events: 0, runs: 0, trace: {} };
       s.events += h.events?.length ?? 0;
       s.runs++;
+      s.actions = addActions(s.actions, actionsOf(h.events ?? []));
       traceOf(h.events ?? [], s.trace);
       out.set(workflowId, s);
     });
