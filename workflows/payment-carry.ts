@@ -71,7 +71,7 @@ export function status(c: Carry): PaymentStatus {
     required: c.payment.requiredConfirmations,
     txidOut: c.txidOut,
     reason: c.reason,
-    waiting: c.state === 'processing' ? (c.forward.waiting ?? null) : null,
+    waiting: c.state === 'processing' ? c.forward.waiting : null,
     delivery: {
       paymentUuid: c.payment.uuid,
       pending: c.pending ?? newStageStatus(),

@@ -11,8 +11,8 @@ export interface ForwardProgress {
   round: number;
   /** Head height of a first reading that the stored bytes can never land; a second, higher one replaces them. */
   evidence: string | null;
-  /** Why the forward waits to be tried again (a transient condition), while it does; absent in runs carried before it. */
-  waiting?: ForwardWaiting | null;
+  /** Why the forward waits to be tried again (a transient condition), while it does. */
+  waiting: ForwardWaiting | null;
 }
 
 /** A forward stopped by a transient condition: the reason, how often in a row, since when and until when (ISO times). */
@@ -126,7 +126,7 @@ export async function forwardStage(
         // (a Solana forward after every expired blockhash); the evidence rule keeps it to one payout.
         if (evidence !== null && BigInt(fate.observedAt) > BigInt(evidence)) {
           await local.discardForward(uuid, txidOut);
-          c.forward = { round: round + 1, evidence: null };
+          c.forward = { round: round + 1, evidence: null, waiting: null };
           break;
         }
         c.forward.evidence ??= fate.observedAt;
