@@ -170,19 +170,10 @@ export function createDepositActivities(deps: DepositDeps) {
   }
 
   return {
-    /** Records the deposit once and returns its payment; the UUID is made here, once. */
-    async recordDeposit(input: DepositInput): Promise<PaymentInfo> {
-      const { payment, config } = await record(input);
-      return info(payment, config);
-    },
-
-    /** Eligibility when observed (SPEC 3; `judge`). */
-    async evaluate(uuid: string): Promise<Evaluation> {
-      const { payment, config } = await loadPayment(db, uuid);
-      return judge(payment, config);
-    },
-
-    /** recordDeposit, then evaluate, on the rows just written: paymentLifecycle's first step, one local activity. */
+    /**
+     * The workflow's first step, one local activity: records the deposit once (the UUID is made here, once)
+     * and judges it (SPEC 3; `judge`) on the rows just written.
+     */
     async recordAndEvaluate(input: DepositInput): Promise<{ payment: PaymentInfo; evaluation: Evaluation }> {
       const { payment, config } = await record(input);
       const evaluation = await judge(payment, config);
@@ -203,10 +194,6 @@ export function createDepositActivities(deps: DepositDeps) {
       return moveResult(db, uuid, ['pending', 'processing'], 'failed', reason);
     },
 
-    async markProcessing(uuid: string): Promise<boolean> {
-      return moveResult(db, uuid, ['pending'], 'processing');
-    },
-
     /** Incoming confirmations, stored for logs; the sol family reports finality 0 or 1. */
     async confirmations(uuid: string): Promise<ConfirmationsReading> {
       const { payment, config } = await loadPayment(db, uuid);
@@ -215,12 +202,11 @@ export function createDepositActivities(deps: DepositDeps) {
 
     /**
      * One reading of the confirmations and, when it finds the deposit final, the forward's first attempt in
-     * the same step (forwardWithFate: processing, sign, store, broadcast, first reading; patch
-     * `finality-forward-fused`): the workflow takes one step from a due block to a broadcast forward, not two.
+     * the same step (forwardWithFate: processing, sign, store, broadcast, first reading): the workflow takes
+     * one step from a due block to a broadcast forward.
      * A payment already past pending (processing or sent) is forwarded whatever the reading: an earlier
      * attempt of this step found it final, and its stored forward is re-sent, never signed twice. A forward that throws here is no
-     * verdict: the error is returned and the workflow's forward step runs as before (retried, or failed
-     * for good when it is permanent). A node that does not answer the reading throws, as `confirmations`.
+     * verdict: the error is returned and the workflow's forward step makes the next attempt. A node that does not answer the reading throws, as `confirmations`.
      */
     async confirmationsThenForward(uuid: string): Promise<DueReading> {
       const loaded = await loadPayment(db, uuid);
@@ -257,9 +243,9 @@ export function createDepositActivities(deps: DepositDeps) {
     confirmedSnapshot,
 
     /**
-     * One reading of the forward's fate and, when it is confirmed, the confirmed snapshot written: one
-     * step where the workflow took two (patch `fused-forward-steps`). A snapshot that cannot be written
-     * now is left to the workflow's own step (no snapshot in the answer); the reading stands.
+     * One reading of the forward's fate and, when it is confirmed, the confirmed snapshot written, in one
+     * step. A snapshot that cannot be written now is left to the workflow's own step (no snapshot in the
+     * answer); the reading stands.
      */
     async forwardFateSnapshot(uuid: string): Promise<{ fate: ForwardFate; snapshot?: CallbackSnapshot }> {
       return fateWithSnapshot(uuid);
@@ -271,11 +257,6 @@ export function createDepositActivities(deps: DepositDeps) {
      * reading: the workflow makes its own.
      */
     forward: forwardWithFate,
-
-    async paymentInfo(uuid: string): Promise<PaymentInfo> {
-      const { payment, config } = await loadPayment(db, uuid);
-      return info(payment, config);
-    },
   };
 }
 

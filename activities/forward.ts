@@ -47,7 +47,7 @@ export interface Broadcast {
 export type LoadedPayment = Awaited<ReturnType<typeof loadPayment>>;
 
 export interface ForwardOptions {
-  /** Moves the payment to processing first (the workflow's own record_processing step before the `fused-forward-steps` patch). */
+  /** Moves the payment to processing first (the lifecycle's record_processing effect, made here). */
   processing?: boolean;
   /** The caller watches for the inclusion of a forward signed now, for deps.heads' window (forward_watch_until). */
   watch?: boolean;
@@ -70,28 +70,6 @@ export function createForwardActivities(deps: DepositDeps) {
 
     /** forwardFate from rows the caller read already; not an activity (createDepositActivities takes it out). */
     fateOf,
-
-    /**
-     * Superseded by forwardFate; kept for workflows recorded before the `forward-fate-once` patch. A
-     * reading that is only evidence (replaceable) is reported as pending: no single reading re-signs.
-     */
-    async forwardStatus(uuid: string): Promise<'pending' | 'confirmed' | 'failed'> {
-      const { payment } = await loadPayment(db, uuid);
-      if (!payment.forwardRaw) throw ApplicationFailure.nonRetryable('no stored forward');
-      const adapter = await deps.adapter(payment.network);
-      const s = await adapter.forwardStatus(planFromJson(payment.forwardRaw));
-      if (s.status === 'confirmed') forwards.inc({ ticker: payment.ticker, outcome: 'confirmed' });
-      return s.status === 'replaceable' ? 'pending' : s.status;
-    },
-
-    /** Superseded by forwardFate (see forwardStatus): never advises a new plan. */
-    async forwardFailure(uuid: string): Promise<{ reason: string; reprepare: boolean }> {
-      const { payment } = await loadPayment(db, uuid);
-      if (!payment.forwardRaw) throw ApplicationFailure.nonRetryable('no stored forward');
-      const adapter = await deps.adapter(payment.network);
-      const s = await adapter.forwardStatus(planFromJson(payment.forwardRaw));
-      return { reason: s.status === 'failed' ? s.reason : `forward is ${s.status}`, reprepare: false };
-    },
 
     /**
      * Forgets a stored forward that the chain says can never land (and moved nothing), so the next

@@ -2,7 +2,7 @@ import type { Hearer, Listener } from '../src/db/client';
 import { logsCacheReads } from '../src/observability/metrics';
 import { cachedBody, type CachedBody } from './cached-body';
 
-/** The channel the database's triggers (drizzle/0009_logs_notify.sql) name a changed configuration on. */
+/** The channel the database's triggers (drizzle/0000_init.sql) name a changed configuration on. */
 export const LOGS_CHANNEL = 'gateway_logs';
 
 /** Notices remembered for reads in flight; a read that began more notices ago than this is not stored. */

@@ -18,7 +18,7 @@ import { bundleGatewayWorkflows, workflowsEntry } from '../src/temporal/worker';
 const { values: flags } = parseArgs({ options: { replays: { type: 'string', default: '400' }, rounds: { type: 'string', default: '4' } } });
 const REPLAYS = Number(flags.replays);
 const ROUNDS = Number(flags.rounds);
-const HISTORY = path.resolve(__dirname, '../test/fixtures/histories/lifecycle-sa-search-attributes-delivered.json');
+const HISTORY = path.resolve(__dirname, '../test/fixtures/histories/search-attributes-delivered.json');
 
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 

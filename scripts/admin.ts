@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import { resendUpdate } from '../workflows/signals';
+import { paymentStatusQuery, resendUpdate } from '../workflows/signals';
 import { chainConfigFromEnv } from '../src/chains/config';
 import { HdSeed } from '../src/chains/keys';
 import { exportPublicKeys } from '../src/chains/watch-only';
@@ -149,11 +149,11 @@ export async function runAdmin(argv: string[], out: (line: string) => void = con
 /**
  * The payment's live state: the workflow's status query (with `waiting`, the reason a forward waits to be
  * tried again, and when), its execution status, and the last failure of each activity it is retrying (the
- * earlier workflow types retry a forward inside the activity; the Temporal UI shows the same).
+ * Temporal UI shows the same).
  */
 export async function show(handle: WorkflowHandle, out: (line: string) => void): Promise<void> {
   const description = await handle.describe();
-  const status = (await handle.query('status')) as { state?: string; waiting?: { reason: string; type: string; nextTry: string } | null };
+  const status = await handle.query(paymentStatusQuery);
   const retrying = (description.raw.pendingActivities ?? [])
     .filter((a) => a.lastFailure)
     .map((a) => ({ activity: a.activityType?.name ?? null, attempt: a.attempt ?? null, lastFailure: a.lastFailure?.message ?? null }));
@@ -162,9 +162,8 @@ export async function show(handle: WorkflowHandle, out: (line: string) => void):
 }
 
 /**
- * Queues a resend and says what happened: the payment workflow answers the `resend` update (or refuses
- * it with the reason); a workflow of the earlier type takes a signal, which it counts only after its six
- * automatic attempts, so that is checked first. Exit code 1 when nothing was queued.
+ * Queues a resend and says what happened: the payment workflow answers the `resend` update, or refuses it
+ * with the reason. Exit code 1 when nothing was queued.
  */
 export async function resend(handle: WorkflowHandle, uuid: string, out: (line: string) => void): Promise<number> {
   const description = await handle.describe();
@@ -172,25 +171,14 @@ export async function resend(handle: WorkflowHandle, uuid: string, out: (line: s
     out(`resend refused: the workflow of payment ${uuid} has ended (${description.status.name}); nothing listens for resends`);
     return 1;
   }
-  if (description.type === 'paymentLifecycle' || description.type === 'paymentWorkflow') {
-    try {
-      out((await handle.executeUpdate(resendUpdate)).message);
-      return 0;
-    } catch (e) {
-      if (!(e instanceof WorkflowUpdateFailedError)) throw e;
-      out(`resend refused: ${e.cause instanceof Error ? e.cause.message : e.message}`);
-      return 1;
-    }
-  }
-  const status = (await handle.query('status')) as { delivery: { confirmed: { attempts: number; state: string } } | null };
-  const confirmed = status.delivery?.confirmed;
-  if (!confirmed || !['exhausted', 'stopped'].includes(confirmed.state)) {
-    out(`resend refused: payment ${uuid} has not spent its six automatic attempts (${confirmed?.attempts ?? 0} made, ${confirmed?.state ?? 'not started'})`);
+  try {
+    out((await handle.executeUpdate(resendUpdate)).message);
+    return 0;
+  } catch (e) {
+    if (!(e instanceof WorkflowUpdateFailedError)) throw e;
+    out(`resend refused: ${e.cause instanceof Error ? e.cause.message : e.message}`);
     return 1;
   }
-  await handle.signal('resend');
-  out(`resend requested for payment ${uuid} (workflow ${handle.workflowId})`);
-  return 0;
 }
 
 if (require.main === module) {

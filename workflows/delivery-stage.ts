@@ -20,26 +20,14 @@ const HEARTBEAT_TIMEOUT = '30 seconds';
  */
 const INFRASTRUCTURE_RETRY = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 };
 
-const confirmedActs = proxyActivities<DeliveryActivities>({
-  startToCloseTimeout: ACTIVITY_TIMEOUT,
-  heartbeatTimeout: HEARTBEAT_TIMEOUT,
-  retry: INFRASTRUCTURE_RETRY,
-});
-
 /**
- * Confirmed attempts as local activities (the payment workflow's patch fused-forward-steps): the attempt
- * runs inside the workflow task that wrote the snapshot, with no activity task to dispatch. A worker lost
- * mid-attempt is noticed when that task times out, and the attempt runs again under the same number.
+ * Confirmed attempts are local activities: the attempt runs inside the workflow task that wrote the
+ * snapshot, with no activity task to dispatch. A worker lost mid-attempt is noticed when that task times
+ * out, and the attempt runs again under the same number.
  */
-const localConfirmedActs = proxyLocalActivities<DeliveryActivities>({
+const confirmedActs = proxyLocalActivities<DeliveryActivities>({
   startToCloseTimeout: ACTIVITY_TIMEOUT,
   retry: INFRASTRUCTURE_RETRY,
-});
-
-/** The confirmed snapshot is a database write: retried until it is stored, never a reason to fail the lifecycle. */
-const snapshotActs = proxyActivities<DeliveryActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
 /**
@@ -52,8 +40,6 @@ const pendingActs = proxyActivities<DeliveryActivities>({
   retry: INFRASTRUCTURE_RETRY,
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
-
-export const storeConfirmedSnapshot = snapshotActs.storeConfirmedSnapshot;
 
 export type StageState = 'idle' | 'sending' | 'waiting' | 'delivered' | 'exhausted' | 'stopped' | 'skipped' | 'cancelled';
 
@@ -89,9 +75,8 @@ export async function runAttempt(
   attempt: number,
   nextTryDelayMs: number | null,
   status: StageStatus,
-  local = false,
 ): Promise<DeliverAttemptResult> {
-  const acts = input.stage === 'pending' ? pendingActs : local ? localConfirmedActs : confirmedActs;
+  const acts = input.stage === 'pending' ? pendingActs : confirmedActs;
   status.state = 'sending';
   status.nextTryAt = null;
   let result: DeliverAttemptResult;
@@ -118,8 +103,6 @@ export interface StageOptions {
    * and when the next one is due, for the caller to continue as new and resume with that status.
    */
   yieldIf?: () => boolean;
-  /** Confirmed attempts as local activities (patch fused-forward-steps). */
-  local?: boolean;
   /** Called before each wait for the next attempt (commands only; it must not wait itself). */
   beforeWait?: () => void;
 }
@@ -140,7 +123,7 @@ export async function deliverStage(input: StageInput, status: StageStatus = newS
   }
   for (let attempt = status.attempts + 1; attempt <= AUTOMATIC_ATTEMPTS; attempt++) {
     const delay = attempt < AUTOMATIC_ATTEMPTS ? RETRY_DELAYS_MS[attempt - 1] : null;
-    const result = await runAttempt(input, attempt, delay, status, opts.local);
+    const result = await runAttempt(input, attempt, delay, status);
     if (result.outcome === 'delivered') return finish(input, status, 'delivered');
     if (result.outcome === 'unsafe' || result.outcome === 'invalid') return finish(input, status, 'stopped');
     if (result.outcome === 'skipped') return finish(input, status, 'skipped');

@@ -1,5 +1,5 @@
 // The payment workflow's activity proxies (workflows/payment.ts and its stages).
-import { isCancellation, proxyActivities, proxyLocalActivities, TemporalFailure } from '@temporalio/workflow';
+import { isCancellation, proxyLocalActivities, TemporalFailure } from '@temporalio/workflow';
 import type { DeliveryActivities } from '../activities/delivery';
 import type { DepositActivities } from '../activities/deposit';
 
@@ -30,10 +30,9 @@ async function orNothing<T>(read: Promise<T>): Promise<T | undefined> {
   }
 }
 export const readConfirmations = (uuid: string) => orNothing(readings.confirmations(uuid));
-export const readForwardFate = (uuid: string) => orNothing(readings.forwardFate(uuid));
 
 /**
- * Patch finality-forward-fused: a confirmations reading that, when it finds the deposit final, makes the
+ * A confirmations reading that, when it finds the deposit final, makes the
  * forward's first attempt in the same step. Retried as a reading (a node that does not answer gives no
  * reading); the forward inside it may wait for its source's lock or a gas top-up, hence the forward's
  * timeout. The worker keeps the workflow task alive meanwhile, as for localForward.
@@ -43,15 +42,11 @@ export const readConfirmationsThenForward = (uuid: string) => orNothing(dueReadi
 export const readForwardFateSnapshot = (uuid: string) => orNothing(readings.forwardFateSnapshot(uuid));
 
 /**
- * The forward signs and broadcasts, possibly after waiting for its source's lock or a gas top-up. It
- * heartbeats, so a worker that dies mid-forward is noticed within the heartbeat timeout and another one
- * resumes with the stored bytes.
- */
-/**
- * Patch fused-forward-steps: the same forward as a local activity, inside the workflow task that found
- * finality: no activity task to dispatch and no workflow task for its result. The worker keeps that
- * workflow task alive while the forward runs; a worker that dies mid-forward is noticed when the task
- * times out (10 s), and another one runs it again with the stored bytes.
+ * The forward signs and broadcasts, possibly after waiting for its source's lock or a gas top-up: a local
+ * activity, inside the workflow task that found finality, with no activity task to dispatch and no
+ * workflow task for its result. The worker keeps that workflow task alive while the forward runs; a worker
+ * that dies mid-forward is noticed when the task times out (10 s), and another one runs it again with the
+ * stored bytes.
  */
 export const localForward = proxyLocalActivities<DepositActivities>({
   startToCloseTimeout: '10 minutes',
@@ -59,10 +54,4 @@ export const localForward = proxyLocalActivities<DepositActivities>({
   // timers that continue-as-new can cut (forward_waiting): retried here for ever, a lasting condition would
   // grow one run's history without bound (each retry past a minute is a timer, each task a heartbeat).
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 3 },
-});
-
-export const forwardActs = proxyActivities<DepositActivities>({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });

@@ -3,10 +3,10 @@
 import type { PaymentInfo } from '../activities/deposit';
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { LifecycleState } from '../src/domain/lifecycle';
-import type { DepositStatus } from './deposit';
 import { AUTOMATIC_ATTEMPTS, newStageStatus, type StageStatus } from './delivery-stage';
 import type { ForwardProgress } from './payment-forward';
 import type { ResendState } from './payment-delivery';
+import type { PaymentStatus } from './signals';
 
 export interface PaymentWorkflowOptions {
   /** How long a wait lasts with no signal before the workflow reads the chain itself. */
@@ -63,7 +63,7 @@ export function fresh(payment: PaymentInfo): Carry {
   };
 }
 
-export function status(c: Carry): DepositStatus {
+export function status(c: Carry): PaymentStatus {
   return {
     uuid: c.payment.uuid,
     state: c.state,
@@ -71,7 +71,7 @@ export function status(c: Carry): DepositStatus {
     required: c.payment.requiredConfirmations,
     txidOut: c.txidOut,
     reason: c.reason,
-    waiting: c.state === 'processing' ? (c.forward.waiting ?? null) : null,
+    waiting: c.state === 'processing' ? c.forward.waiting : null,
     delivery: {
       paymentUuid: c.payment.uuid,
       pending: c.pending ?? newStageStatus(),

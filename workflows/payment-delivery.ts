@@ -18,8 +18,6 @@ export interface DeliveryHooks {
   /** Continues as new when over budget (does not return then). */
   maybeContinue(): Promise<void>;
   resendWindow: string;
-  /** Patch fused-forward-steps: attempts run as local activities. */
-  local: boolean;
   /** Called before the stage waits (for its next attempt, or for a resend). */
   beforeWait?: () => void;
 }
@@ -42,7 +40,7 @@ export async function deliverConfirmed(
   const snapshot = (c.snapshot ??= await snapshotConfirmed(uuid));
   const input = { paymentUuid: uuid, stage: 'confirmed' as const, snapshot };
   while (['idle', 'waiting', 'sending'].includes(c.confirmed.state)) {
-    const out = await deliverStage(input, c.confirmed, { yieldIf: hooks.overBudget, local: hooks.local, beforeWait: hooks.beforeWait });
+    const out = await deliverStage(input, c.confirmed, { yieldIf: hooks.overBudget, beforeWait: hooks.beforeWait });
     if (out.state === 'suspended') await hooks.maybeContinue();
   }
   if (c.confirmed.state === 'delivered') return { type: 'confirmed_delivered' };
@@ -55,7 +53,7 @@ export async function deliverConfirmed(
     if (!(await condition(() => c.resends.requested > c.resends.sent, left))) return undefined;
     c.resends.sent++;
     const attempt = Math.max(c.confirmed.attempts, AUTOMATIC_ATTEMPTS) + 1;
-    const result = await runAttempt(input, attempt, null, c.confirmed, hooks.local);
+    const result = await runAttempt(input, attempt, null, c.confirmed);
     if (result.outcome === 'delivered') {
       c.confirmed.state = 'delivered';
       return { type: 'confirmed_delivered' };

@@ -4,15 +4,15 @@ import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio
 import type { ForwardFate, ForwardSent } from '../activities/deposit';
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { LifecycleEvent } from '../src/domain/lifecycle';
-import { forwardActs, local, localForward, readForwardFate, readForwardFateSnapshot } from './payment-activities';
+import { local, localForward, readForwardFateSnapshot } from './payment-activities';
 
 /** The forward's progress, carried across runs: which plan this is, and a first reading of final evidence. */
 export interface ForwardProgress {
   round: number;
   /** Head height of a first reading that the stored bytes can never land; a second, higher one replaces them. */
   evidence: string | null;
-  /** Why the forward waits to be tried again (a transient condition), while it does; absent in runs carried before it. */
-  waiting?: ForwardWaiting | null;
+  /** Why the forward waits to be tried again (a transient condition), while it does. */
+  waiting: ForwardWaiting | null;
 }
 
 /** A forward stopped by a transient condition: the reason, how often in a row, since when and until when (ISO times). */
@@ -32,12 +32,7 @@ export interface ForwardWaits {
   beginReading(): void;
   fallbackMs: number;
   recheckMs: number;
-  /**
-   * Patch fused-forward-steps: the forward runs as a local activity that marks processing and reads once;
-   * a confirmed reading writes the snapshot.
-   */
-  fused: boolean;
-  /** Patch finality-forward-fused: the forward's first attempt, already made by the reading that found finality. */
+  /** The forward's first attempt, already made by the reading that found finality. */
   first?: ForwardSent;
   /** The longest wait between tries of a forward stopped by a transient condition. */
   retryCapMs: number;
@@ -78,7 +73,7 @@ export async function forwardStage(
   let made = w.first;
   for (;;) {
     let txidOut: string;
-    /** The activity's own first reading (fused), used instead of a reading of the workflow's. */
+    /** The activity's own first reading, used instead of a reading of the workflow's. */
     let first: ForwardFate | undefined;
     try {
       // Idempotent: a stored forward is returned (and re-sent), never signed twice.
@@ -88,7 +83,7 @@ export async function forwardStage(
         made = undefined;
       } else {
         w.beginReading();
-        sent = await (w.fused ? localForward.forward(uuid, { processing: true, fate: true }) : forwardActs.forward(uuid));
+        sent = await localForward.forward(uuid, { processing: true, fate: true });
       }
       txidOut = sent.txidOut;
       first = sent.fate;
@@ -131,7 +126,7 @@ export async function forwardStage(
         // (a Solana forward after every expired blockhash); the evidence rule keeps it to one payout.
         if (evidence !== null && BigInt(fate.observedAt) > BigInt(evidence)) {
           await local.discardForward(uuid, txidOut);
-          c.forward = { round: round + 1, evidence: null };
+          c.forward = { round: round + 1, evidence: null, waiting: null };
           break;
         }
         c.forward.evidence ??= fate.observedAt;
@@ -146,10 +141,9 @@ export async function forwardStage(
   }
 }
 
-/** One reading of the forward's fate; fused, a confirmed one comes with the confirmed snapshot written. */
+/** One reading of the forward's fate; a confirmed one comes with the confirmed snapshot written. */
 async function read(c: { payment: { uuid: string }; snapshot: CallbackSnapshot | null }, w: ForwardWaits): Promise<ForwardFate | undefined> {
   w.beginReading();
-  if (!w.fused) return readForwardFate(c.payment.uuid);
   const r = await readForwardFateSnapshot(c.payment.uuid);
   if (r?.snapshot) c.snapshot = r.snapshot;
   return r?.fate;

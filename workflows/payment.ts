@@ -7,7 +7,6 @@ import {
   ApplicationFailure,
   condition,
   continueAsNew,
-  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -18,12 +17,11 @@ import { msToNumber } from '@temporalio/common/lib/time';
 import type { DepositInput, Evaluation, ForwardSent } from '../activities/deposit';
 import { resumeEffects, transition, type Effect, type LifecycleEvent, type LifecycleState } from '../src/domain/lifecycle';
 import { SA_CALLBACK_HOST, SA_PAYMENT_UUID, SA_STAGE, SA_TICKER, SA_TXID_IN } from '../src/domain/search-attributes';
-import { depositStatusQuery, type DepositStatus } from './deposit';
 import { AUTOMATIC_ATTEMPTS, newStageStatus, startPendingDelivery, type PendingDelivery } from './delivery-stage';
 import { forwardStage } from './payment-forward';
 import { fresh, refuseResend, status, type Carry, type PaymentWorkflowOptions } from './payment-carry';
 import { local, readConfirmations, readConfirmationsThenForward } from './payment-activities';
-import { chainSignal, resendUpdate } from './signals';
+import { chainSignal, paymentStatusQuery, resendUpdate, type PaymentStatus } from './signals';
 import { deliverConfirmed, snapshotConfirmed } from './payment-delivery';
 
 export type { Carry, PaymentWorkflowOptions } from './payment-carry';
@@ -39,60 +37,30 @@ export const HISTORY_BUDGET = 100;
 export const DEPOSIT_REORGANISED = 'DepositReorganised';
 
 /**
- * Patch: fewer steps from finality to the confirmed callback. The forward runs as a local activity that
- * moves the payment to processing and makes the forward's first reading; the reading that finds the
- * forward confirmed also writes the confirmed snapshot; confirmed attempts run as local activities; and
- * a hint that arrives while a reading is under way is kept for the next wait instead of being cleared by
- * it. Runs recorded before it replay the earlier steps.
+ * The workflow type the watcher starts for each deposit. The deposit is recorded and evaluated in one local
+ * activity; the reading that finds the deposit final makes the forward's first attempt in the same step
+ * (when no pending attempt is under way); the forward moves the payment to processing and makes its first
+ * reading; the reading that finds the forward confirmed writes the confirmed snapshot; confirmed attempts
+ * run as local activities. The search attributes are written once with the first stage, and a stage only
+ * when it changes what the Temporal UI shows (see `stageShown`).
  */
-export const FUSED_FORWARD_STEPS = 'fused-forward-steps';
-
-/**
- * Patch: the confirmations reading that finds the deposit final also makes the forward's first attempt,
- * in the same local activity (confirmationsThenForward), when no pending attempt is under way or due:
- * one step from a due block to a broadcast forward, where there were two. The forward effect then starts
- * from that attempt. Runs recorded before it read, then forward, in two steps.
- */
-export const FINALITY_FORWARD_FUSED = 'finality-forward-fused';
-
-/**
- * The workflow type the watcher starts for each deposit: paymentWorkflow's steps with both patches taken,
- * and fewer commands. No patch markers (and none of the TemporalChangeVersion upserts the SDK adds to
- * them); the deposit is recorded and evaluated in one local activity; the search attributes are written
- * once with the first stage, and a stage is written only when it changes what the Temporal UI shows (see
- * `stageShown`). Happy path: 3 upserts and 25 events, where paymentWorkflow writes 7 and 32.
- */
-export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflowOptions = {}, carried?: Carry): Promise<DepositStatus> {
-  return runPayment(false, input, opts, carried);
-}
-
-/** The type of deposits started before paymentLifecycle: its steps stay as recorded (both patches). */
-export async function paymentWorkflow(input: DepositInput, opts: PaymentWorkflowOptions = {}, carried?: Carry): Promise<DepositStatus> {
-  return runPayment(true, input, opts, carried);
-}
-
-/** One body for both types: `patchedType` is paymentWorkflow, whose runs replay its patches and upserts. */
-async function runPayment(patchedType: boolean, input: DepositInput, opts: PaymentWorkflowOptions, carried?: Carry): Promise<DepositStatus> {
+export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflowOptions = {}, carried?: Carry): Promise<PaymentStatus> {
   const fallbackMs = msToNumber(opts.fallback ?? '5 minutes');
   const recheckMs = Math.min(msToNumber(opts.recheck ?? '2 seconds'), fallbackMs);
   const budget = opts.historyBudget ?? HISTORY_BUDGET;
   const retryCapMs = msToNumber(opts.forwardRetryCap ?? '1 hour');
-  const fused = !patchedType || patched(FUSED_FORWARD_STEPS);
-  const fusedFinality = !patchedType || (fused && patched(FINALITY_FORWARD_FUSED));
-  /** The forward's first attempt, made by the reading that found finality (fusedFinality); none when it failed there. */
+  /** The forward's first attempt, made by the reading that found finality; none when it failed there. */
   let firstForward: ForwardSent | undefined;
   let evaluation: Evaluation | undefined;
   let c: Carry;
   if (carried) c = carried;
-  else if (patchedType) c = fresh(await local.recordDeposit(input));
   else {
     const first = await local.recordAndEvaluate(input);
     c = fresh(first.payment);
     evaluation = first.evaluation;
   }
   const uuid = c.payment.uuid;
-  let hinted = false;
-  /** Hints received, and how many of them had come when the last reading began (fused). */
+  /** Hints received, and how many of them had come when the last reading began. */
   let hints = 0;
   let readFrom = 0;
   let pendingRun: PendingDelivery | undefined;
@@ -100,10 +68,9 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
   let reorged = false;
 
   setHandler(chainSignal, () => {
-    hinted = true;
     hints++;
   });
-  setHandler(depositStatusQuery, () => status(c));
+  setHandler(paymentStatusQuery, () => status(c));
   setHandler(
     resendUpdate,
     () => {
@@ -131,7 +98,7 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
     detailsShown = details;
   };
   /**
-   * paymentLifecycle: the stage the search attributes show (undefined before the first write, which
+   * The stage the search attributes show (undefined before the first write, which
    * carries the identity too, in every run), and the state they should show. `sent` is written only when
    * the confirmed stage has to wait (an attempt failed) or ends without delivery: a first attempt that
    * gets HTTP 200 moves on to `done` in the same workflow task, and one write of `done` shows it.
@@ -140,11 +107,10 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
   const showStage = () => {
     showDetails();
     const stage = visibleStage(c.state);
-    if (patchedType || stage === stageShown) return;
+    if (stage === stageShown) return;
     attributes(stageShown === undefined ? [...identity, { key: SA_STAGE, value: stage }] : [{ key: SA_STAGE, value: stage }]);
     stageShown = stage;
   };
-  if (patchedType) attributes([...identity, { key: SA_STAGE, value: visibleStage(c.state) }]);
 
   /**
    * No pending attempt is under way or waiting for its time: the forward may start inside a reading,
@@ -167,7 +133,7 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
       c.pending = carriedStage;
     }
     showStage();
-    await continueAsNew<typeof paymentWorkflow>(input, opts, { ...c, runs: c.runs + 1 });
+    await continueAsNew<typeof paymentLifecycle>(input, opts, { ...c, runs: c.runs + 1 });
   }
 
   /** A reading begins: hints from now on are news to it. */
@@ -175,13 +141,14 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
     readFrom = hints;
   }
 
-  /** Waits for a chain signal or `ms`; true when a signal came (fused: since the last reading began). */
+  /**
+   * Waits for a chain signal or `ms`; true when a signal came since the last reading began (a hint that
+   * arrives while a reading is under way is kept for the next wait, not cleared by it).
+   */
   async function waitHint(ms: number): Promise<boolean> {
     showStage();
     await maybeContinue();
-    if (fused) return condition(() => hints > readFrom, ms);
-    hinted = false;
-    return condition(() => hinted, ms);
+    return condition(() => hints > readFrom, ms);
   }
 
   async function awaitFinality(): Promise<LifecycleEvent> {
@@ -190,7 +157,7 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
     for (;;) {
       beginReading();
       let r: Awaited<ReturnType<typeof readConfirmations>>;
-      if (fusedFinality && pendingSettled()) {
+      if (pendingSettled()) {
         const due = await readConfirmationsThenForward(uuid);
         if (due?.forward) {
           firstForward = 'sent' in due.forward ? due.forward.sent : undefined;
@@ -243,8 +210,7 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
         pendingRun = undefined;
         return undefined;
       case 'record_processing':
-        // Fused: the forward activity, next, makes this move as its first step.
-        if (!fused) await local.markProcessing(uuid);
+        // The forward activity, next, makes this move as its first step.
         return undefined;
       case 'record_failure':
         c.reason = e.reason;
@@ -253,7 +219,7 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
       case 'forward': {
         const first = firstForward;
         firstForward = undefined;
-        return forwardStage(c, { waitHint, beginReading, fallbackMs, recheckMs, fused, first, retryCapMs });
+        return forwardStage(c, { waitHint, beginReading, fallbackMs, recheckMs, first, retryCapMs });
       }
       case 'await_forward_retry': {
         // Until the next try (carried across runs); a chain hint for this payment tries at once.
@@ -263,29 +229,26 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
         return undefined;
       }
       case 'snapshot_confirmed':
-        // Fused: the reading that found the forward confirmed has written it already.
+        // Usually written already, by the reading that found the forward confirmed.
         if (c.snapshot === null) c.snapshot = await snapshotConfirmed(uuid);
         return undefined;
       case 'deliver_confirmed':
-        return deliverConfirmed(c, { overBudget, maybeContinue, beforeWait: showStage, resendWindow: opts.resendWindow ?? '30 days', local: fused });
+        return deliverConfirmed(c, { overBudget, maybeContinue, beforeWait: showStage, resendWindow: opts.resendWindow ?? '30 days' });
     }
   }
 
   async function apply(first: LifecycleEvent | undefined): Promise<void> {
     for (let event = first; event; ) {
       const t = transition(c.state, event);
-      const moved = t.state !== c.state;
       c.state = t.state;
-      if (patchedType && moved) attributes([{ key: SA_STAGE, value: t.state }]);
-      else if (t.state !== 'sent') showStage();
+      if (t.state !== 'sent') showStage();
       event = undefined;
       for (const e of t.effects) event = (await perform(e)) ?? event;
     }
   }
 
-  if (!carried) {
+  if (evaluation) {
     // Price or cost evidence missing (evidence=false): the pending callback is withheld and the deposit goes on.
-    evaluation ??= await local.evaluate(uuid);
     await apply(
       evaluation.eligible
         ? { type: 'eligible', notifyPending: c.payment.notifyPending, evidence: evaluation.evidence }
@@ -298,7 +261,7 @@ async function runPayment(patchedType: boolean, input: DepositInput, opts: Payme
     await apply(next);
   }
   showStage();
-  if (!patchedType && c.state === 'failed' && reorged) {
+  if (c.state === 'failed' && reorged) {
     // Ends the run as failed (the payment row says failed already): the one verdict the chain can take back.
     throw ApplicationFailure.create({ type: DEPOSIT_REORGANISED, message: `payment ${uuid}: ${c.reason ?? 'deposit reorganised out'}`, nonRetryable: true });
   }

@@ -243,9 +243,9 @@ function traceOf(events: HistoryEvent[], t: WorkflowTrace): void {
     if (e.workflowTaskCompletedEventAttributes && at !== undefined && taskStartedAt !== undefined) {
       t.longestTaskMs = Math.max(t.longestTaskMs ?? 0, at - taskStartedAt);
     }
-    // A local forward (patch fused-forward-steps): it ran in the workflow task its marker closes, after that
-    // task's finality reading; the task's start stands for "scheduled", its completion for "completed".
-    // The same for the reading that found finality and forwarded in the same step (patch finality-forward-fused).
+    // A local forward: it ran in the workflow task its marker closes, after that task's finality reading;
+    // the task's start stands for "scheduled", its completion for "completed". The same for the reading
+    // that found finality and forwarded in the same step (confirmationsThenForward).
     const forwarded = described === 'MarkerRecorded forward' || (described === 'MarkerRecorded confirmationsThenForward' && markerForwarded(e));
     if (forwarded && t.forwardScheduledAt === undefined) {
       // When the worker scheduled it (the marker's own record; a long one outlives the task it began in).
@@ -274,14 +274,14 @@ function traceOf(events: HistoryEvent[], t: WorkflowTrace): void {
   }
 }
 
-/** Every payment workflow execution's history (paymentLifecycle, or the earlier paymentWorkflow): its length, summed per workflow ID over its runs (continue-as-new), and its trace. */
+/** Every payment workflow execution's history (paymentLifecycle): its length, summed per workflow ID over its runs (continue-as-new), and its trace. */
 async function historySizes(address: string): Promise<Map<string, { events: number; runs: number; trace: WorkflowTrace; actions?: RunActions }>> {
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: 'default' });
   const out = new Map<string, { events: number; runs: number; trace: WorkflowTrace; actions?: RunActions }>();
   try {
     const runs: Array<{ workflowId: string; runId: string }> = [];
-    for await (const w of client.workflow.list({ query: `WorkflowType IN ('paymentLifecycle', 'paymentWorkflow')` })) runs.push({ workflowId: w.workflowId, runId: w.runId });
+    for await (const w of client.workflow.list({ query: `WorkflowType = 'paymentLifecycle'` })) runs.push({ workflowId: w.workflowId, runId: w.runId });
     await eachLimited(runs, 8, async ({ workflowId, runId }) => {
       const h = await client.workflow.getHandle(workflowId, runId).fetchHistory();
       const s = out.get(workflowId) ?? { events: 0, runs: 0, trace: {} };

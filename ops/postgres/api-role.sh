@@ -1,5 +1,5 @@
 #!/bin/sh
-# Gives the API's database role (made NOLOGIN by drizzle/0015_api_role.sql) a login with the password in
+# Gives the API's database role (made NOLOGIN by drizzle/0000_init.sql) a login with the password in
 # API_DATABASE_PASSWORD, connecting as the owner (PGHOST, PGUSER, PGPASSWORD, PGDATABASE from the
 # environment). docker-compose.yml runs it once the worker has migrated; it is idempotent.
 set -eu

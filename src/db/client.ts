@@ -5,7 +5,6 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
-import { backfillCallbackKeys } from './queries/callback-key';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { sql } from 'drizzle-orm';
 import { Client, Pool, type PoolClient } from 'pg';
@@ -174,7 +173,7 @@ function release(client: PoolClient, failed: unknown): void {
 
 /**
  * `migrate: 'if-permitted'` migrates only with a role that may change the schema: the API's own role
- * (drizzle/0015_api_role.sql) may not, and leaves the migrations to the worker.
+ * (drizzle/0000_init.sql) may not, and leaves the migrations to the worker.
  */
 export async function openPostgres(url: string, opts: { migrate?: boolean | 'if-permitted'; max?: number; lockMax?: number } = {}): Promise<Database> {
   // A bounded connect: while the server is away, callers fail fast instead of queueing for ever.
@@ -187,7 +186,6 @@ export async function openPostgres(url: string, opts: { migrate?: boolean | 'if-
       await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
       try {
         await migratePg(drizzlePg(client, { schema }), { migrationsFolder: MIGRATIONS_FOLDER });
-        await backfillCallbackKeys(drizzlePg(client, { schema }) as unknown as Db);
       } finally {
         await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
       }
@@ -219,7 +217,6 @@ export async function openPglite(dir: string | undefined, opts: { migrate?: bool
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   if (opts.migrate !== false) {
     await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder: MIGRATIONS_FOLDER });
-    await backfillCallbackKeys(db);
   }
   const withLock = inProcessLocks();
   return { db, kind: 'pglite', withLock, ifFree: (name, fn) => withLock(name, fn).then(() => true), close: () => client.close(), pglite: client };

@@ -35,8 +35,6 @@ export const callbackHostSql = (column: unknown) =>
 export const assets = pgTable('assets', {
   ticker: text('ticker').primaryKey(),
   enabled: boolean('enabled').notNull().default(true),
-  /** Current processing minimum in base units; null = unavailable (the API then prints null). */
-  minimumBase: baseUnits('minimum_base'),
   feePercent: text('fee_percent'),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
 });
@@ -135,7 +133,7 @@ export const payments = pgTable(
 /**
  * A callback host's forwarded volume per hour: the sum of value_base × price of its payments forwarded
  * (sent or done, with a plain decimal price) whose created_at falls in that hour (UTC), per ticker. A
- * trigger on payments keeps it (drizzle/0012_host_volume_hours.sql), whatever statement changes a payment,
+ * trigger on payments keeps it (drizzle/0000_init.sql), whatever statement changes a payment,
  * and drops a host's hours older than 31 days when it opens a new one. A forward's fee tier reads the host's
  * last 30 days from here (at most 720 hours per ticker) instead of summing every payment of the host.
  */
@@ -149,7 +147,7 @@ export const hostVolumeHours = pgTable(
     /**
      * The share's stripe: 0-7, the writing session's backend pid modulo 8, so that one host's forwards,
      * stored by different sessions at once, do not queue on one row; -1 for a host's earlier hours folded
-     * into one row per hour and ticker (drizzle/0013_host_volume_stripes.sql).
+     * into one row per hour and ticker (drizzle/0000_init.sql).
      */
     stripe: smallint('stripe').notNull().default(-1),
   },
@@ -212,7 +210,7 @@ export const deliveryAttempts = pgTable(
 );
 
 // The next HD derivation index of each address family is a sequence, derivation_index_<family>
-// (drizzle/0010_derivation_sequences.sql; src/db/queries/derivation.ts).
+// (drizzle/0000_init.sql; src/db/queries/derivation.ts).
 
 /** Durable scan position of each network's watcher. */
 export const chainCursors = pgTable('chain_cursors', {
@@ -287,8 +285,7 @@ export const derivedAddresses = pgTable(
 
 /**
  * The current processing minimum per asset (SPEC 2.1, 2.2, 8), written by the `minimum-refresh` Temporal
- * schedule (activities/minimums.ts) and by the operator's pin. Supersedes `assets.minimum_base`, which is
- * no longer read. `value_base` is the last computed figure (kept when a refresh fails, so info can still
+ * schedule (activities/minimums.ts) and by the operator's pin. `value_base` is the last computed figure (kept when a refresh fails, so info can still
  * state it); `unavailable_reason` is set while the latest refresh could not compute one.
  */
 export const assetMinimums = pgTable('asset_minimums', {

@@ -4,7 +4,7 @@ import { startApiRuntime } from '../runtime/api';
 import { buildApiServices } from '../runtime/services';
 import { runProcess } from './common';
 
-// With its own database role (drizzle/0015_api_role.sql) the API may not migrate: the worker does.
+// With its own database role (drizzle/0000_init.sql) the API may not migrate: the worker does.
 runProcess('API', (cfg, database) => buildApiServices(cfg, database), async (services, stops) => {
   const api = await startApiRuntime(services);
   stops.push(() => api.stop());

@@ -70,9 +70,8 @@ export async function recordDetectedDeposits(db: Db, matches: MatchedDeposit[]):
 
 /**
  * Starts one payment workflow per match, its ID the deposit identity: a deposit seen twice (a re-read
- * block, a second worker) attaches to the existing workflow instead of starting a second lifecycle
- * (also one of the earlier depositWorkflow type still running), and a finished lifecycle is not started
- * again. Except one that ended failed (DEPOSIT_REORGANISED: the deposit was judged reorganised out, the one
+ * block, a second worker) attaches to the existing workflow instead of starting a second lifecycle,
+ * and a finished lifecycle is not started again. Except one that ended failed (DEPOSIT_REORGANISED: the deposit was judged reorganised out, the one
  * verdict the chain can take back): the deposit mined again starts a new lifecycle, which finds its
  * payment row and takes it up again from the new block (activities/observed.ts).
  */
@@ -168,7 +167,7 @@ export async function startWorkerRuntime(
   }
 
   // Hints to the waiting workflows (src/chains/push.ts); one that cannot be delivered (a workflow that
-  // ended, or of the earlier type) is dropped: the workflow's own fallback reading covers it.
+  // ended) is dropped: the workflow's own fallback reading covers it.
   const signal: SignalDeposit = async (workflowId, hint) => {
     await client.workflow
       .getHandle(workflowId)

@@ -1,8 +1,5 @@
 import { sql } from 'drizzle-orm';
 import { callbackWireKey } from '../../src/callbacks/transport';
-import { backfillCallbackKeys } from '../../src/db/queries/callback-key';
-import { createLookup } from '../../src/db/queries/create-config';
-import { onDatabaseBefore } from '../helpers/migrations';
 import { callCreate, merchantAddress, queryRows, startApi, type TestApi } from './helpers';
 
 /**
@@ -122,34 +119,5 @@ describe('the payout is compared in its family\'s canonical form', () => {
     expect(again.body).toEqual(made.body);
     const squat = await callCreate(api, `/api/${ticker}/create`, 'POST form', { callback_url: callback, address_out: other });
     expect(squat.body).toEqual(refused);
-  });
-});
-
-describe('configurations stored before the wire key', () => {
-  it('are keyed oldest first; an older alias keeps its URL and no key, and is still found by it', async () => {
-    await onDatabaseBefore('0014_callback_key', async (db, upgrade) => {
-      const insert = (url: string, out: string, index: number, at: string) =>
-        db.execute(sql`INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending,
-          notify_confirmations, post, json, convert, priority, created_at)
-          VALUES (${url}, 'eth', 'evm', ${`0xin${index}`}, ${out}, ${index}, false, 12, 0, 0, 0, 'default', ${at})`);
-      await insert('https://SHOP.example/cb?order=1#late', THIEF, 2, '2026-01-02T00:00:00Z');
-      await insert('https://shop.example/cb?order=1', SHOP, 1, '2026-01-01T00:00:00Z');
-      await insert('https://shop.example/cb?order=2', SHOP, 3, '2026-01-03T00:00:00Z');
-      await upgrade();
-      expect(await backfillCallbackKeys(db)).toBe(2);
-      const rows = await queryRows<{ callback_url: string; callback_key: string | null }>(
-        db as unknown as TestApi['db'],
-        sql`SELECT callback_url, callback_key FROM payment_configs ORDER BY derivation_index`,
-      );
-      expect(rows).toEqual([
-        { callback_url: 'https://shop.example/cb?order=1', callback_key: 'shop.example:443/cb?order=1' },
-        { callback_url: 'https://SHOP.example/cb?order=1#late', callback_key: null },
-        { callback_url: 'https://shop.example/cb?order=2', callback_key: 'shop.example:443/cb?order=2' },
-      ]);
-      expect(await backfillCallbackKeys(db)).toBe(0);
-      // Its own URL finds the older alias; any other spelling finds the keyed row.
-      expect((await createLookup(db, 'https://SHOP.example/cb?order=1#late', 'evm', undefined)).existing).toMatchObject({ addressOut: THIEF });
-      expect((await createLookup(db, 'https://SHOP.example/cb?order=1', 'evm', undefined)).existing).toMatchObject({ addressOut: SHOP });
-    });
   });
 });

@@ -5,8 +5,7 @@ import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { loadSigner } from '../../src/callbacks/signer';
 import type { CallbackSnapshot } from '../../src/callbacks/types';
-import type { DepositStatus } from '../../workflows/deposit';
-import { chainSignal, resendUpdate } from '../../workflows/signals';
+import { chainSignal, resendUpdate, type PaymentStatus } from '../../workflows/signals';
 import { createTestDatabase } from '../helpers/db';
 import { createTimeSkippingEnv, gatewayWorkflows } from '../helpers/temporal';
 import { btcSnapshot } from './fixtures/payload';
@@ -86,17 +85,17 @@ async function confirm(handle: WorkflowHandle, uuid: string, snapshot: CallbackS
   await handle.signal(chainSignal, { kind: 'due', height: '2' });
 }
 
-const statusOf = async (handle: WorkflowHandle) => (await handle.query<DepositStatus>('status')).delivery!;
+const statusOf = async (handle: WorkflowHandle) => (await handle.query<PaymentStatus>('status')).delivery;
 
-type Stage = NonNullable<DepositStatus['delivery']>['pending'];
+type Stage = PaymentStatus['delivery']['pending'];
 interface Result {
   pending: Stage;
   confirmed: Stage;
   delivered: boolean;
 }
 async function resultOf(handle: WorkflowHandle): Promise<Result> {
-  const status = (await handle.result()) as DepositStatus;
-  return { pending: status.delivery!.pending, confirmed: status.delivery!.confirmed, delivered: status.delivery!.confirmed.state === 'delivered' };
+  const status = (await handle.result()) as PaymentStatus;
+  return { pending: status.delivery.pending, confirmed: status.delivery.confirmed, delivered: status.delivery.confirmed.state === 'delivered' };
 }
 
 /** Determinism: the recorded history replays on a fresh bundle without a nondeterminism error. */

@@ -1,5 +1,5 @@
 /**
- * confirmationsThenForward (activities/deposit.ts, patch finality-forward-fused) on a live anvil and the
+ * confirmationsThenForward (activities/deposit.ts) on a live anvil and the
  * real PostgreSQL: a reading below the required confirmations forwards nothing; the reading that finds the
  * deposit final signs, stores and broadcasts the forward in the same step; the step run again (a worker lost
  * after the forward was stored) re-sends the stored bytes even when its reading lags, never a second

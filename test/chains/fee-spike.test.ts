@@ -9,6 +9,7 @@ import { Wallet, parseEther } from 'ethers';
 import { ApplicationFailure } from '@temporalio/common';
 import { createDepositActivities } from '../../activities/deposit';
 import { planFromJson } from '../../activities/forward-support';
+import { judgeObserved } from '../../activities/observed';
 import { loadPayment, recordDeposit } from '../../src/db/queries/payments';
 import { paymentConfigs } from '../../src/db/schema';
 import { dueHeight } from '../../src/domain/finality';
@@ -26,18 +27,20 @@ let chain: LiveChain;
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 let node: AnvilDevnet;
 let acts: ReturnType<typeof createDepositActivities>;
+let deps: Parameters<typeof createDepositActivities>[0];
 
 beforeAll(async () => {
   [node, database] = await Promise.all([startAnvil({ dir: tmpDir('gw-fee-spike-') }), createTestDatabase()]);
   chain = await anvilChain('eth', testSeed(), node);
-  acts = createDepositActivities({
+  deps = {
     db: database.db,
     withLock: database.withLock,
     adapter: async () => chain.adapter,
     prices: new FixedPriceSource(DEVNET_PRICES),
     feePolicy: { domainOverrides: {}, tiers: [...STANDARD_TIERS] },
     treasuryAddress: () => undefined,
-  });
+  };
+  acts = createDepositActivities(deps);
 });
 
 afterAll(async () => {
@@ -74,7 +77,8 @@ test('a deposit above the minimum during a gas spike is kept and forwarded once 
 
   // 1,000,000 gwei a gas: a plain transfer costs 21 ETH, far above the 0.05 deposited.
   await baseFee(10n ** 15n);
-  expect(await acts.evaluate(row.uuid)).toEqual({ eligible: true, evidence: false });
+  const { payment, config: stored } = await loadPayment(database.db, row.uuid);
+  expect(await judgeObserved(deps, payment, stored)).toEqual({ eligible: true, evidence: false });
   const refused = await acts.forward(row.uuid, { processing: true }).then(() => undefined, (e: unknown) => e);
   expect(refused).toBeInstanceOf(ApplicationFailure);
   expect(refused).toMatchObject({ type: 'InsufficientAmountError', nonRetryable: true });

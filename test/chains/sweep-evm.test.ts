@@ -12,6 +12,7 @@ import { loadPayment } from '../../src/db/queries/payments';
 import { storeSweepOnce } from '../../src/db/queries/sweeps';
 import { percentOf } from '../../src/domain/money';
 import { planToJson } from '../../activities/forward-support';
+import { judgeObserved } from '../../activities/observed';
 import { executeSweeps } from '../../src/sweep/execute';
 import { listSweepable } from '../../src/sweep/list';
 import { createTestDatabase } from '../helpers/db';
@@ -165,7 +166,8 @@ test("a deposit below the minimum is listed as such and, with --to address_out, 
   // Below ETH's floor (0.001): the gateway's own evaluation fails it, and the ether stays at address_in.
   const small = parseEther('0.0009');
   const failed = await bench.deposit(46n, small);
-  const verdict = await bench.acts.evaluate(failed.uuid);
+  const rows = await loadPayment(database.db, failed.uuid);
+  const verdict = await judgeObserved(bench.depositDeps, rows.payment, rows.config);
   if (verdict.eligible) throw new Error('judged eligible');
   expect(await bench.acts.markFailed(failed.uuid, verdict.reason)).toBe(true);
   await bench.watcherAtHead();

@@ -7,10 +7,9 @@ import { forwardedValueOfHost } from '../../src/db/queries/host-volume';
 import { storeSnapshotOnce } from '../../src/db/queries/payments';
 import { callbackHostSql } from '../../src/db/schema';
 import { createTestDatabase } from '../helpers/db';
-import { onDatabaseBefore } from '../helpers/migrations';
 
 /**
- * host_volume_hours, the fee tier's per-hour sums (drizzle/0012_host_volume_hours.sql, striped by 0013), on
+ * host_volume_hours, the fee tier's per-hour sums (drizzle/0000_init.sql, striped), on
  * real PostgreSQL (and PGlite for the migrations): whatever statements move the payments, the tier reads what
  * summing the payments themselves gives, for any start of its window; concurrent forwards of one host all
  * count, and sessions on different stripes do not wait for each other; earlier hours fold into one row; an
@@ -135,7 +134,7 @@ it('forwards of one host stored at once all count', async () => {
   expect(await read(db, 'busy.example', since)).toEqual({});
 });
 
-/** A session of its own on the test database, and its stripe (drizzle/0013: backend pid modulo 8). */
+/** A session of its own on the test database, and its stripe (drizzle/0000_init.sql: backend pid modulo 8). */
 async function session(): Promise<{ client: Client; stripe: number }> {
   const client = new Client({ connectionString: database.url });
   await client.connect();
@@ -236,39 +235,4 @@ it('a host that opens a new hour drops its hours older than 31 days, and only it
   await add(a, 'new-a', 0);
   expect(await hours()).toEqual([{ host: 'old.example', n: 1 }, { host: 'other-old.example', n: 1 }]);
   expect(await read(db, 'old.example', new Date(Date.now() - 30 * 24 * 3600_000))).toEqual({ eth: '1000' });
-});
-
-it('the stripes migration keeps the sums a running gateway kept, as folded rows', async () => {
-  await onDatabaseBefore('0013_host_volume_stripes', async (db, upgrade) => {
-    const [id] = await configs(db, ['https://kept.example/a']);
-    await db.execute(sql`
-      INSERT INTO payments (config_id, ticker, network, deposit_key, txid_in, value_base, result, price, created_at)
-      SELECT ${id}, 'eth', 'ethereum', 'k' || i, 'k' || i, 1000 + i, 'done', '2', now() - make_interval(hours => i % 50)
-      FROM generate_series(0, 99) i`);
-    const since = new Date(Date.now() - 30 * 24 * 3600_000);
-    const before = await read(db, 'kept.example', since);
-    await upgrade();
-    expect(same(await read(db, 'kept.example', since))).toEqual(same(before));
-    const stripes = rowsOf<{ stripe: number }>(await db.execute(sql`SELECT DISTINCT stripe FROM host_volume_hours`));
-    expect(stripes).toEqual([{ stripe: -1 }]);
-    // Moves after the migration count on.
-    await db.execute(sql`UPDATE payments SET result = 'failed' WHERE deposit_key = 'k0'`);
-    expect(same(await read(db, 'kept.example', since))).toEqual(same(await summedFromPayments(db, 'kept.example', since)));
-  });
-});
-
-it('the migration fills the sums in from the payments a running gateway already forwarded', async () => {
-  await onDatabaseBefore('0012_host_volume_hours', async (db, upgrade) => {
-    const ids = await configs(db, ['https://shop.example/a', 'https://Shop.example:8443/b']);
-    await db.execute(sql`
-      INSERT INTO payments (config_id, ticker, network, deposit_key, txid_in, value_base, result, price, created_at)
-      SELECT (ARRAY[${ids[0]}::uuid, ${ids[1]}::uuid])[1 + i % 2], 'eth', 'ethereum', 'm' || i, 'm' || i, 1000000 + i,
-        (ARRAY['sent', 'done', 'pending', 'failed'])[1 + i % 4], (ARRAY['2.5', '3', 'x', NULL])[1 + (i / 4) % 4], now() - make_interval(hours => i)
-      FROM generate_series(0, 199) i`);
-    const since = new Date(Date.now() - 30 * 24 * 3600_000 + 1800_000);
-    const before = await summedFromPayments(db, 'shop.example', since);
-    expect(Object.keys(before)).toEqual(['eth']);
-    await upgrade();
-    expect(same(await read(db, 'shop.example', since))).toEqual(same(before));
-  });
 });

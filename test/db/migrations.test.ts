@@ -1,55 +1,98 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { getTableName, is, sql } from 'drizzle-orm';
-import { PgTable } from 'drizzle-orm/pg-core';
+import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { migrate } from 'drizzle-orm/node-postgres/migrator';
+import { generateDrizzleJson, generateMigration } from 'drizzle-kit/api';
+import { Client } from 'pg';
 import { MIGRATIONS_FOLDER } from '../../src/db/client';
-import { rowsOf } from '../../src/db/prepared';
-import { peekNextIndex, takeIndexes } from '../../src/db/queries/derivation';
+import { takeIndexes } from '../../src/db/queries/derivation';
 import { NETWORKS } from '../../src/domain/assets';
 import * as schema from '../../src/db/schema';
 import { queryRows } from '../api/helpers';
 import { createTestDatabase } from '../helpers/db';
-import { journal, onDatabaseBefore } from '../helpers/migrations';
 
 /**
- * Migrations merged from parallel branches stay whole: every SQL file is in the journal, in order, with
- * increasing times (drizzle applies one only when its time is after the last applied), and a fresh
- * database gets every table the schema declares.
+ * One initial migration (no deployment held data when the history was squashed): the journal names exactly
+ * the SQL files there are, its snapshot is what src/db/schema.ts declares (`npm run db:generate` has nothing
+ * to write), a fresh database gets exactly that schema and the objects drizzle cannot declare, and migrating
+ * again changes nothing. The API role's grants are checked by test/security/api-role.test.ts.
  */
 
-it('lists every migration file once, in order, with increasing times', () => {
+const journal = JSON.parse(fs.readFileSync(path.join(MIGRATIONS_FOLDER, 'meta/_journal.json'), 'utf8')) as {
+  entries: Array<{ idx: number; when: number; tag: string }>;
+};
+const tables = Object.values(schema).filter((t) => is(t, PgTable)) as PgTable[];
+const families = [...new Set(Object.values(NETWORKS).map((n) => n.addressFamily))].sort();
+
+it('the journal lists every migration file once, in order, each with its snapshot', () => {
   const files = fs.readdirSync(MIGRATIONS_FOLDER).filter((f) => f.endsWith('.sql')).map((f) => f.replace(/\.sql$/, '')).sort();
   expect(journal.entries.map((e) => e.tag)).toEqual(files);
+  expect(files).toEqual(['0000_init']);
   journal.entries.forEach((e, i) => {
     expect(e.idx).toBe(i);
-    if (i > 0) expect(e.when).toBeGreaterThan(journal.entries[i - 1].when);
+    expect(fs.existsSync(path.join(MIGRATIONS_FOLDER, 'meta', `${String(i).padStart(4, '0')}_snapshot.json`))).toBe(true);
   });
 });
 
-it('a fresh database has every table of the schema', async () => {
+it('the last snapshot is the schema src/db/schema.ts declares: db:generate has nothing to write', async () => {
+  const last = String(journal.entries.length - 1).padStart(4, '0');
+  const snapshot = JSON.parse(fs.readFileSync(path.join(MIGRATIONS_FOLDER, 'meta', `${last}_snapshot.json`), 'utf8'));
+  expect(await generateMigration(snapshot, generateDrizzleJson(schema, snapshot.id))).toEqual([]);
+  // The comparison sees a difference when there is one: the schema without a table is a DROP.
+  const { sweeps: _dropped, ...fewer } = schema;
+  expect((await generateMigration(snapshot, generateDrizzleJson(fewer, snapshot.id))).join('\n')).toMatch(/DROP TABLE "sweeps"/);
+}, 60_000);
+
+it('a fresh database has exactly the schema, the sequences, triggers and functions the code relies on; migrating again changes nothing', async () => {
   const database = await createTestDatabase();
+  const client = new Client({ connectionString: database.url });
+  await client.connect();
   try {
-    const rows = await queryRows<{ tablename: string }>(database.db, sql`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`);
-    const have = new Set(rows.map((r) => r.tablename));
-    const declared = Object.values(schema).filter((t) => is(t, PgTable)).map((t) => getTableName(t as PgTable));
-    expect(declared.filter((t) => !have.has(t))).toEqual([]);
+    const shape = async () => ({
+      tables: (await client.query<{ t: string }>(`SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY 1`)).rows.map((r) => r.t),
+      columns: (await client.query<{ c: string }>(
+        `SELECT table_name || '.' || column_name AS c FROM information_schema.columns WHERE table_schema = 'public' ORDER BY 1`,
+      )).rows.map((r) => r.c),
+      indexes: (await client.query<{ i: string }>(`SELECT indexname AS i FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1`)).rows.map((r) => r.i),
+      sequences: (await client.query<{ s: string }>(`SELECT sequencename AS s FROM pg_sequences WHERE schemaname = 'public' ORDER BY 1`)).rows.map((r) => r.s),
+      triggers: (await client.query<{ t: string }>(
+        `SELECT tgrelid::regclass || '.' || tgname AS t FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1`,
+      )).rows.map((r) => r.t),
+      functions: (await client.query<{ f: string }>(
+        `SELECT proname AS f FROM pg_proc WHERE pronamespace = 'public'::regnamespace ORDER BY 1`,
+      )).rows.map((r) => r.f),
+    });
+    const before = await shape();
+
+    expect(before.tables).toEqual(tables.map((t) => getTableName(t)).sort());
+    expect(before.columns).toEqual(tables.flatMap((t) => getTableConfig(t).columns.map((c) => `${getTableName(t)}.${c.name}`)).sort());
+    const declaredIndexes = tables.flatMap((t) => getTableConfig(t).indexes.map((i) => i.config.name!));
+    expect(before.indexes.filter((i) => !i.endsWith('_pkey') && !i.endsWith('_pk'))).toEqual(declaredIndexes.sort());
+    // One derivation sequence per address family (and delivery_attempts' bigserial).
+    expect(before.sequences).toEqual([...families.map((f) => `derivation_index_${f}`), 'delivery_attempts_id_seq'].sort());
+    for (const family of families) expect(await takeIndexes(database.db, family, 2)).toEqual([0n, 1n]);
+    // The /logs cache's notices, on every table whose rows a configuration's logs show, and the fee tier's volume.
+    expect(before.triggers).toEqual([
+      'chain_cursors.chain_cursors_logs_inserted', 'chain_cursors.chain_cursors_logs_moved', 'chain_cursors.chain_cursors_logs_truncated',
+      'delivery_attempts.delivery_attempts_logs_changed', 'delivery_attempts.delivery_attempts_logs_truncated',
+      'payment_configs.payment_configs_logs_changed', 'payment_configs.payment_configs_logs_truncated',
+      'payments.payments_host_volume', 'payments.payments_host_volume_truncate', 'payments.payments_logs_changed', 'payments.payments_logs_truncated',
+    ]);
+    expect(before.functions).toEqual(['gateway_logs_changed', 'host_volume_add', 'payments_host_volume', 'payments_host_volume_truncate']);
+    const [{ n: roles }] = await queryRows<{ n: number }>(database.db, sql`SELECT count(*)::int AS n FROM pg_roles WHERE rolname = 'gateway_api'`);
+    expect(roles).toBe(1);
+
+    // Migrating again (a restarted worker, a second one) applies nothing and changes nothing.
+    await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_FOLDER });
+    const applied = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations');
+    expect(applied.rows[0].n).toBe(journal.entries.length);
+    const after = await shape();
+    expect(after).toEqual(before);
+    expect(await takeIndexes(database.db, families[0], 1)).toEqual([2n]);
   } finally {
+    await client.end();
     await database.drop();
   }
-});
-
-it('every address family has its index sequence; a database of counters goes on where each stood', async () => {
-  // The migrations before the sequences', from a copy of the folder; then counters as a running gateway left them.
-  await onDatabaseBefore('0010_derivation_sequences', async (db, upgrade) => {
-    await db.execute(sql`INSERT INTO derivation_counters (family, next_index) VALUES ('evm', 7), ('ltc', 0), ('retired', 3)`);
-    await upgrade();
-    expect(await peekNextIndex(db, 'evm')).toBe(7n);
-    expect(await takeIndexes(db, 'evm', 2)).toEqual([7n, 8n]);
-    expect(await takeIndexes(db, 'ltc', 1)).toEqual([0n]);
-    expect(await peekNextIndex(db, 'retired')).toBe(3n);
-    for (const family of new Set(Object.values(NETWORKS).map((n) => n.addressFamily))) {
-      expect([family, (await takeIndexes(db, family, 1))[0] >= 0n]).toEqual([family, true]);
-    }
-    const [{ n }] = rowsOf<{ n: number }>(await db.execute(sql`SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'derivation_counters'`));
-    expect(n).toBe(0);
-  });
-});
+}, 60_000);

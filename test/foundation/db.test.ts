@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { openPglite, openPostgres, type Database } from '../../src/db/client';
-import { assets } from '../../src/db/schema';
+import { assetMinimums } from '../../src/db/schema';
 import { createTestDatabase } from '../helpers/db';
 
 // Larger than 2^64 and than 2^128: a uint256-sized amount of wei must survive unchanged.
@@ -9,10 +9,10 @@ const UINT256_MAX = (2n ** 256n - 1n).toString();
 
 async function roundTrip(database: Database): Promise<void> {
   for (const [ticker, value] of [['test_a', HUGE], ['test_b', UINT256_MAX]] as const) {
-    await database.db.insert(assets).values({ ticker, minimumBase: value });
-    const [row] = await database.db.select().from(assets).where(eq(assets.ticker, ticker));
-    expect(row.minimumBase).toBe(value);
-    expect(BigInt(row.minimumBase!)).toBe(BigInt(value));
+    await database.db.insert(assetMinimums).values({ ticker, valueBase: value });
+    const [row] = await database.db.select().from(assetMinimums).where(eq(assetMinimums.ticker, ticker));
+    expect(row.valueBase).toBe(value);
+    expect(BigInt(row.valueBase!)).toBe(BigInt(value));
   }
 }
 

@@ -6,7 +6,8 @@ import { gatewayWorkflows } from '../helpers/temporal';
 /**
  * Determinism guard: histories recorded from real runs of the gateway (`temporal workflow show
  * --output json`) must replay against today's workflow code. A change that would break an in-flight
- * deposit fails here; such a change needs workflow versioning (patched()) instead.
+ * deposit fails here. Before the tag v1.0.0 the histories are recorded again (test/workflows/payment-harness.ts);
+ * from it on, such a change needs workflow versioning (patched()) instead (DESIGN 10).
  */
 const dir = path.resolve(__dirname, '../fixtures/histories');
 const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json'));

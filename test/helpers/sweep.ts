@@ -19,11 +19,8 @@ export function sweepBench(chain: LiveChain, database: Database) {
   const network = ASSETS[chain.ticker].network;
   const treasury = chain.adapter.deriveAddressIn(TREASURY_INDEX);
   const deps: SweepDeps = { db: database.db, withLock: database.withLock, adapter: async () => chain.adapter, treasuryAddress: () => treasury };
-  const acts = createDepositActivities({
-    ...deps,
-    prices: new FixedPriceSource(DEVNET_PRICES),
-    feePolicy: { domainOverrides: {}, tiers: [...STANDARD_TIERS] },
-  });
+  const depositDeps = { ...deps, prices: new FixedPriceSource(DEVNET_PRICES), feePolicy: { domainOverrides: {}, tiers: [...STANDARD_TIERS] } };
+  const acts = createDepositActivities(depositDeps);
 
   /** A real payment to address_in `index`, recorded as the watcher records it (pending: live). */
   async function deposit(index: bigint, amount: bigint): Promise<{ uuid: string; addressIn: string; observed: ObservedDeposit }> {
@@ -70,5 +67,5 @@ export function sweepBench(chain: LiveChain, database: Database) {
 
   const sweepRows = (source: string) => database.db.select().from(sweeps).where(eq(sweeps.source, source));
 
-  return { network, treasury, deps, acts, deposit, complete, watcherAtHead, sweepRows };
+  return { network, treasury, deps, depositDeps, acts, deposit, complete, watcherAtHead, sweepRows };
 }

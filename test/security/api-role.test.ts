@@ -15,7 +15,7 @@ import { findPgBin } from '../helpers/pg-server';
 import { waitFor } from '../helpers/process';
 
 /**
- * The API's database role (drizzle/0015_api_role.sql, DESIGN 14) on a real PostgreSQL server: the API
+ * The API's database role (drizzle/0000_init.sql, DESIGN 14) on a real PostgreSQL server: the API
  * process runs under it (no migration of its own) and answers its real requests, creates of a derived
  * and of a pooled (Solana) address included; the role itself is refused every write the API does not
  * need: a payout, a payment, a forward, a delivery attempt, and reading the signed forwards.

@@ -8,7 +8,7 @@ import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common'
 import { temporal } from '@temporalio/proto';
 import type { DepositInput, ForwardFate } from '../../activities/deposit';
 import { DEPOSIT_REORGANISED, type Carry, type PaymentWorkflowOptions } from '../../workflows/payment';
-import { depositStatusQuery } from '../../workflows/deposit';
+import { paymentStatusQuery } from '../../workflows/signals';
 import { createTimeSkippingEnv, gatewayWorkflows } from '../helpers/temporal';
 
 /**
@@ -28,6 +28,10 @@ export interface Script {
   /** The node does not answer the first this many confirmation readings (each one fails for good). */
   nodeDownFor?: number;
   fates?: Reading[];
+  /** The node does not answer the first this many readings of the forward's fate made by the workflow. */
+  fateDownFor?: number;
+  /** A reading that finds the forward mined cannot write the confirmed snapshot (the workflow's own step writes it). */
+  snapshotFailsOnReading?: boolean;
   /** Merchant answers per attempt, pending and confirmed stages each in their own list. */
   pending?: Attempt[];
   confirmed?: Attempt[];
@@ -69,7 +73,7 @@ function next<T>(list: T[]): T {
   return list.length > 1 ? list.shift()! : list[0];
 }
 
-/** How often the workflow took the fused step from a reading to the forward (confirmationsThenForward). */
+/** How often the workflow took the step from a reading to the forward (confirmationsThenForward). */
 export interface Steps {
   due: number;
 }
@@ -91,11 +95,13 @@ export function scriptedActivities(script: Script, calls: string[], steps: Steps
     return { uuid, coin: 'eth', txid_out: `0xout${plans}` };
   };
   const acts = {
-    recordDeposit: async () => ({
-      uuid, ticker: 'eth', network: 'ethereum', notifyPending: script.notifyPending ?? false, requiredConfirmations: script.requiredConfirmations ?? 1,
-      callbackHost: 'shop.example', txidIn: '0xin', result: 'pending', txidOut: null,
+    recordAndEvaluate: async () => ({
+      payment: {
+        uuid, ticker: 'eth', network: 'ethereum', notifyPending: script.notifyPending ?? false, requiredConfirmations: script.requiredConfirmations ?? 1,
+        callbackHost: 'shop.example', txidIn: '0xin', result: 'pending', txidOut: null,
+      },
+      evaluation: script.evaluation ?? { eligible: true, evidence: true },
     }),
-    evaluate: async () => script.evaluation ?? { eligible: true, evidence: true },
     confirmations: async () => {
       if ((script.nodeDownFor ?? 0) > 0) {
         script.nodeDownFor!--;
@@ -107,16 +113,12 @@ export function scriptedActivities(script: Script, calls: string[], steps: Steps
       return c.status === 'reorged' ? { status: 'reorged', confirmations: 0, observedAt: String(c.at) } : c;
     },
     pendingSnapshot: async () => ({ uuid, coin: 'eth', confirmations: 0 }),
-    markProcessing: async () => {
-      calls.push('markProcessing');
-      return true;
-    },
     markFailed: async (_u: string, reason: string) => {
       calls.push(`markFailed ${reason}`);
       return true;
     },
     forward: async (_u: string, opts: { processing?: boolean; fate?: boolean } = {}) => {
-      if (opts.processing) calls.push('markProcessing');
+      if (opts.processing) calls.push('processing');
       if ((script.forwardRefusals ?? 0) > 0) {
         script.forwardRefusals!--;
         calls.push('forward refused');
@@ -130,10 +132,14 @@ export function scriptedActivities(script: Script, calls: string[], steps: Steps
       const f = fate();
       return f.status === 'confirmed' ? { txidOut, fate: f, snapshot: snapshot() } : { txidOut, fate: f };
     },
-    forwardFate: async (): Promise<ForwardFate> => fate(),
     forwardFateSnapshot: async () => {
+      if ((script.fateDownFor ?? 0) > 0) {
+        script.fateDownFor!--;
+        calls.push('fate down');
+        throw ApplicationFailure.nonRetryable('node not reachable: fetch failed', 'NodeUnavailable');
+      }
       const f = fate();
-      return f.status === 'confirmed' ? { fate: f, snapshot: snapshot() } : { fate: f };
+      return f.status === 'confirmed' && !script.snapshotFailsOnReading ? { fate: f, snapshot: snapshot() } : { fate: f };
     },
     discardForward: async () => {
       calls.push('discard');
@@ -149,7 +155,6 @@ export function scriptedActivities(script: Script, calls: string[], steps: Steps
   };
   return {
     ...acts,
-    recordAndEvaluate: async () => ({ payment: await acts.recordDeposit(), evaluation: await acts.evaluate() }),
     /** As the real one: the reading, then the forward's first attempt when it says final (an error is returned, not thrown). */
     confirmationsThenForward: async (u: string) => {
       steps.due++;
@@ -177,48 +182,36 @@ export interface Run {
   runLengths: number[];
   /** The first run's event types, in order (e.g. EVENT_TYPE_TIMER_FIRED). */
   firstRunEvents: string[];
-  /** Readings made by the fused step that forwards at finality (patch finality-forward-fused). */
+  /** Readings made by the step that forwards at finality (confirmationsThenForward). */
   dueSteps: number;
   /** The failure type the last run ended with, when it failed (DEPOSIT_REORGANISED); undefined when it completed. */
   failedAs?: string;
 }
 
-/** The payment workflow types: the one the watcher starts, and the earlier one kept for its runs. */
-export type PaymentType = 'paymentLifecycle' | 'paymentWorkflow';
-
 /**
- * Fixture file prefix per type and search attributes. paymentWorkflow's were recorded as payment-*.json
- * before paymentLifecycle; both types' fixtures without the `sa-` mark were recorded before the
- * time-skipping server had the search attributes registered, so they hold no upserts. The `sa-` ones hold
- * the commands a production run gives (searchAttributes on, as the worker starts every deposit).
- */
-const RECORD_PREFIX: Record<PaymentType, string> = { paymentLifecycle: 'lifecycle-', paymentWorkflow: '' };
-const recordName = (type: PaymentType, searchAttributes: boolean, record: string) => `${RECORD_PREFIX[type]}${searchAttributes ? 'sa-' : ''}${record}`;
-
-/**
- * Runs one deposit to its end, as paymentLifecycle unless `type` says otherwise, with the search attributes
- * written as in production unless `searchAttributes: false`. `drive` gets the handle while it runs
- * (signals, updates; time does not skip until it returns). Every run's history is replayed against the
- * workflow code here. With RECORD_HISTORIES=1 the first run's history is written to
- * test/fixtures/histories/lifecycle-sa-`record`.json (see recordName), and, when the deposit continued as
- * new, the first run that started from each carried state to `….carried-<state>.json` and the last run to
- * `….run-last.json` (when it is not one of those): a run started with carried state replays from it. test/foundation/replay.test.ts replays them all for good.
+ * Runs one deposit to its end, with the search attributes written as in production unless
+ * `searchAttributes: false`. `drive` gets the handle while it runs (signals, updates; time does not skip
+ * until it returns). Every run's history is replayed against the workflow code here. With
+ * RECORD_HISTORIES=1 the first run's history is written to test/fixtures/histories/`record`.json and, when
+ * the deposit continued as new, the first run that started from each carried state to
+ * `….carried-<state>.json` and the last run to `….run-last.json` (when it is not one of those): a run
+ * started with carried state replays from it. test/foundation/replay.test.ts replays them all for good.
  */
 export async function runPayment(
   env: TestWorkflowEnvironment,
   script: Script,
-  opts: PaymentWorkflowOptions & { record?: string; type?: PaymentType; drive?: (h: WorkflowHandle, calls: string[]) => Promise<void> } = {},
+  opts: PaymentWorkflowOptions & { record?: string; drive?: (h: WorkflowHandle, calls: string[]) => Promise<void> } = {},
 ): Promise<Run> {
   const calls: string[] = [];
   const steps: Steps = { due: 0 };
   const taskQueue = `payment-${Math.random().toString(36).slice(2)}`;
   const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, ...(await gatewayWorkflows()), activities: scriptedActivities(script, calls, steps) });
   const workflowId = `deposit:ethereum:${taskQueue}:0`;
-  const { record, drive, type = 'paymentLifecycle', ...wfOpts } = opts;
+  const { record, drive, ...wfOpts } = opts;
   let firstRun: string | undefined;
   let failedAs: string | undefined;
   const status = await worker.runUntil(async () => {
-    const handle = await env.client.workflow.start(type, { taskQueue, workflowId, args: [input, wfOpts] });
+    const handle = await env.client.workflow.start('paymentLifecycle', { taskQueue, workflowId, args: [input, wfOpts] });
     firstRun = handle.firstExecutionRunId;
     if (drive) await drive(handle, calls);
     const latest = env.client.workflow.getHandle(workflowId);
@@ -228,7 +221,7 @@ export async function runPayment(
       // A deposit judged reorganised ends its run failed (the one verdict the chain can take back): its status is still queried.
       if (!(e instanceof WorkflowFailedError && e.cause instanceof ApplicationFailure && e.cause.type === DEPOSIT_REORGANISED)) throw e;
       failedAs = e.cause.type;
-      return latest.query(depositStatusQuery);
+      return latest.query(paymentStatusQuery);
     }
   });
   // Walk the runs from the first: each one that continued as new names the next.
@@ -238,8 +231,7 @@ export async function runPayment(
   const carriedStates: string[] = [];
   const write = (suffix: string, history: temporal.api.history.v1.IHistory) => {
     if (!record || process.env.RECORD_HISTORIES !== '1') return;
-    const name = `${recordName(type, wfOpts.searchAttributes !== false, record)}${suffix}.json`;
-    fs.writeFileSync(path.resolve(__dirname, '../fixtures/histories', name), `${historyToJSON(history)}\n`);
+    fs.writeFileSync(path.resolve(__dirname, '../fixtures/histories', `${record}${suffix}.json`), `${historyToJSON(history)}\n`);
   };
   while (runId) {
     const history = await env.client.workflow.getHandle(workflowId, runId).fetchHistory();

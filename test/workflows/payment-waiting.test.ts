@@ -5,7 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { MatchedDeposit, WatchedConfig } from '../../src/chains/watcher';
 import { startDepositWorkflows } from '../../src/runtime/worker';
 import { DEPOSIT_REORGANISED } from '../../workflows/payment';
-import { depositStatusQuery } from '../../workflows/deposit';
+import { paymentStatusQuery } from '../../workflows/signals';
 import { show } from '../../scripts/admin';
 import { gatewayWorkflows } from '../helpers/temporal';
 import { input, MINUTE, runPayment, scriptedActivities, until, useTimeSkippingEnv, type Reading } from './payment-harness';
@@ -27,8 +27,8 @@ describe('a forward stopped by a transient condition waits and tries again', () 
       { fallback: '1 hour', record: 'payment-forward-waits-then-lands' },
     );
     // The first refusal is inside the reading that found finality (no verdict there), then three in the forward step.
-    const refused = ['markProcessing', 'forward refused'];
-    expect(calls).toEqual(['confirmations 1', ...refused, ...refused, ...refused, ...refused, 'markProcessing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    const refused = ['processing', 'forward refused'];
+    expect(calls).toEqual(['confirmations 1', ...refused, ...refused, ...refused, ...refused, 'processing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
     expect(calls.filter((c) => c.startsWith('markFailed'))).toEqual([]);
     expect(status).toMatchObject({ state: 'done', txidOut: '0xout1', waiting: null });
     // One timer per wait (1, 2, 4 minutes), none of them the hour-long fallback.
@@ -36,7 +36,7 @@ describe('a forward stopped by a transient condition waits and tries again', () 
   }, 60_000);
 
   it('a price missing (a plain, retryable error): a few quick tries in the activity, then the workflow waits, and forwards once the price is back', async () => {
-    // Three local attempts per try: the fused step's one, then two tries of the forward step refused.
+    // Three local attempts per try: the due step's one, then two tries of the forward step refused.
     const { calls, status } = await runPayment(env, { forwardRefusals: 7 }, { fallback: '1 hour' });
     expect(calls.filter((c) => c === 'forward refused')).toHaveLength(7);
     expect(calls.slice(-4)).toEqual(['forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
@@ -63,7 +63,7 @@ describe('a forward stopped by a transient condition waits and tries again', () 
           await until(calls, (c) => c.filter((x) => x === 'forward refused').length >= 12, 'twelve refusals');
           const described = await h.describe();
           expect(described.runId).not.toBe(firstRun);
-          waitingStatus = await h.query(depositStatusQuery);
+          waitingStatus = await h.query(paymentStatusQuery);
           await show(h, (l) => shown.push(l));
         },
       },
@@ -83,7 +83,7 @@ describe('a forward stopped by a transient condition waits and tries again', () 
   }, 180_000);
 
   it('a txid that belongs to another payment (ForwardCollision, a bug guard) stays final: failed, no callback', async () => {
-    const { calls, status } = await runPayment(env, { forwardRefusals: 2, forwardRefusalPermanent: true, forwardRefusalType: 'ForwardCollision' });
+    const { calls, status } = await runPayment(env, { forwardRefusals: 2, forwardRefusalPermanent: true, forwardRefusalType: 'ForwardCollision' }, { record: 'payment-forward-collision' });
     expect(status).toMatchObject({ state: 'failed', reason: 'forward failed: deposit 1 does not cover gas 2' });
     expect(calls.filter((c) => c.startsWith('confirmed'))).toEqual([]);
   }, 60_000);
@@ -101,6 +101,59 @@ describe('no limit of plans for evidence-based replacement', () => {
     expect(calls.filter((c) => c.startsWith('markFailed'))).toEqual([]);
     expect(status).toMatchObject({ state: 'done', txidOut: `0xout${rounds + 1}` });
   }, 120_000);
+});
+
+describe('one reading is evidence, never a verdict', () => {
+  it('evidence that the forward can never land, read once, then the forward mined: no second plan, done', async () => {
+    const { calls, status } = await runPayment(env, { fates: [{ status: 'replaceable', at: 10 }, { status: 'confirmed' }] }, { fallback: '2 minutes', record: 'payment-forward-evidence-then-confirmed' });
+    expect(calls).not.toContain('discard');
+    expect(calls.filter((c) => c === 'forward')).toHaveLength(1);
+    expect(calls.filter((c) => c.startsWith('markFailed'))).toEqual([]);
+    expect(status).toMatchObject({ state: 'done', txidOut: '0xout1' });
+  }, 60_000);
+
+  it('the bytes are replaced only on evidence read again at a higher head, on consecutive readings', async () => {
+    const fates: Reading[] = [
+      { status: 'replaceable', at: 5 },
+      { status: 'replaceable', at: 5 }, // the same head: not yet
+      { status: 'pending' }, // the evidence did not hold: start over
+      { status: 'replaceable', at: 6 },
+      { status: 'replaceable', at: 7 }, // a higher head says it again: replace
+      { status: 'pending' },
+      { status: 'confirmed' },
+    ];
+    const { calls, status } = await runPayment(env, { fates }, { fallback: '2 minutes', record: 'payment-forward-evidence-must-hold' });
+    const discardAt = calls.indexOf('discard');
+    expect(calls.filter((c) => c === 'discard')).toHaveLength(1);
+    expect(calls.slice(0, discardAt).filter((c) => c.startsWith('fate'))).toHaveLength(5);
+    expect(calls.filter((c) => c === 'forward')).toHaveLength(2);
+    expect(status).toMatchObject({ state: 'done', txidOut: '0xout2' });
+  }, 60_000);
+
+  it('one reorg reading before finality (a lagging or lying node): the deposit goes on when the next reading finds it', async () => {
+    const { calls, status } = await runPayment(
+      env,
+      { confirmations: [{ status: 'reorged', at: 5 }, { status: 'confirmed', confirmations: 1 }] },
+      { fallback: '2 minutes', record: 'payment-reorg-reading-then-confirmed' },
+    );
+    expect(calls.slice(0, 2)).toEqual(['confirmations reorged@5', 'confirmations 1']);
+    expect(calls.filter((c) => c.startsWith('markFailed'))).toEqual([]);
+    expect(status.state).toBe('done');
+  }, 60_000);
+});
+
+describe('the node or the database does not answer: no reading, no verdict', () => {
+  it('the forward\'s reading fails: the workflow waits for its fallback and reads again, then lands', async () => {
+    const { calls, status } = await runPayment(env, { fates: [{ status: 'pending' }, { status: 'confirmed' }], fateDownFor: 2 }, { fallback: '10 minutes', record: 'payment-forward-reading-down' });
+    expect(calls).toEqual(['confirmations 1', 'processing', 'forward', 'fate pending', 'fate down', 'fate down', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(status.state).toBe('done');
+  }, 60_000);
+
+  it('the reading that finds the forward mined cannot write the snapshot: the workflow\'s own step writes it, once', async () => {
+    const { calls, status } = await runPayment(env, { fates: [{ status: 'pending' }, { status: 'confirmed' }], snapshotFailsOnReading: true }, { fallback: '10 minutes', record: 'payment-snapshot-by-workflow' });
+    expect(calls).toEqual(['confirmations 1', 'processing', 'forward', 'fate pending', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(status.state).toBe('done');
+  }, 60_000);
 });
 
 describe('a deposit judged reorganised and mined again', () => {
@@ -130,7 +183,7 @@ describe('a deposit judged reorganised and mined again', () => {
       const err = await first.result().then(() => undefined, (e: unknown) => e);
       expect(err).toBeInstanceOf(WorkflowFailedError);
       expect(((err as WorkflowFailedError).cause as ApplicationFailure).type).toBe(DEPOSIT_REORGANISED);
-      expect(await first.query(depositStatusQuery)).toMatchObject({ state: 'failed', reason: 'deposit block reorganised out before finality' });
+      expect(await first.query(paymentStatusQuery)).toMatchObject({ state: 'failed', reason: 'deposit block reorganised out before finality' });
       expect(calls).toContain('markFailed deposit block reorganised out before finality');
 
       // The same deposit in a new block: the watcher's start makes a new run, which takes the deposit to done.
@@ -143,6 +196,6 @@ describe('a deposit judged reorganised and mined again', () => {
       await startDepositWorkflows(env.client, taskQueue, [match], '3 minutes');
       expect(await env.client.workflow.getHandle(workflowId).describe()).toMatchObject({ runId: doneRun, status: { name: 'COMPLETED' } });
     });
-    expect(calls.slice(-6)).toEqual(['confirmations 6', 'markProcessing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(calls.slice(-6)).toEqual(['confirmations 6', 'processing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
   }, 120_000);
 });

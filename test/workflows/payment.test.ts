@@ -30,7 +30,7 @@ describe('payment workflow: pushed, not polled', () => {
     );
     // The pending attempt runs beside the first reading; from finality on, the table's order.
     expect(calls.slice(0, 2).sort()).toEqual(['confirmations 3', 'pending #1 delivered']);
-    expect(calls.slice(2)).toEqual(['confirmations 12', 'markProcessing', 'forward', 'fate pending', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(calls.slice(2)).toEqual(['confirmations 12', 'processing', 'forward', 'fate pending', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
     expect(status.state).toBe('done');
     // The happy path with a pending callback, in one run, within the issue's 50 events.
     expect(runLengths).toHaveLength(1);
@@ -54,14 +54,14 @@ describe('payment workflow: pushed, not polled', () => {
         },
       },
     );
-    expect(calls).toEqual(['confirmations 1', 'markProcessing', 'forward', 'fate pending', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(calls).toEqual(['confirmations 1', 'processing', 'forward', 'fate pending', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
     expect(status.state).toBe('done');
     expect(firstRunEvents).not.toContain('EVENT_TYPE_TIMER_FIRED');
   }, 60_000);
 
   it('a forward the chain already holds when the activity reads it (a retried activity re-sent mined bytes): no wait, no second reading', async () => {
     const { calls, status, firstRunEvents } = await runPayment(env, { fates: [{ status: 'confirmed' }] }, { fallback: '1 hour', record: 'payment-forward-confirmed-at-once' });
-    expect(calls).toEqual(['confirmations 1', 'markProcessing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(calls).toEqual(['confirmations 1', 'processing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
     expect(status.state).toBe('done');
     expect(firstRunEvents).not.toContain('EVENT_TYPE_TIMER_STARTED');
   }, 60_000);
@@ -73,28 +73,19 @@ describe('payment workflow: pushed, not polled', () => {
   }, 60_000);
 });
 
-describe('payment workflow: the reading that finds finality forwards in the same step (patch finality-forward-fused)', () => {
+describe('payment workflow: the reading that finds finality forwards in the same step', () => {
   it('the happy path takes one step from the due reading to the broadcast forward', async () => {
     const { calls, status, dueSteps, firstRunEvents } = await runPayment(env, { requiredConfirmations: 2, confirmations: [{ status: 'confirmed', confirmations: 1 }, { status: 'confirmed', confirmations: 2 }] }, { fallback: '10 minutes' });
-    expect(calls).toEqual(['confirmations 1', 'confirmations 2', 'markProcessing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(calls).toEqual(['confirmations 1', 'confirmations 2', 'processing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
     expect(dueSteps).toBe(2);
     expect(status.state).toBe('done');
-    // Local activities, one marker each: recordAndEvaluate, two readings (the second forwarding), the attempt; no patch markers.
+    // Local activities, one marker each: recordAndEvaluate, two readings (the second forwarding), the attempt.
     expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_MARKER_RECORDED')).toHaveLength(4);
-  }, 60_000);
-
-  it('paymentWorkflow, the type of deposits started before paymentLifecycle, still takes its recorded steps', async () => {
-    const script = { requiredConfirmations: 2, confirmations: [{ status: 'confirmed', confirmations: 1 }, { status: 'confirmed', confirmations: 2 }] } as const;
-    const { calls, status, firstRunEvents } = await runPayment(env, { ...script, confirmations: [...script.confirmations] }, { fallback: '10 minutes', type: 'paymentWorkflow' });
-    expect(calls).toEqual(['confirmations 1', 'confirmations 2', 'markProcessing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
-    expect(status.state).toBe('done');
-    // recordDeposit and evaluate apart, and its two patch markers.
-    expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_MARKER_RECORDED')).toHaveLength(7);
   }, 60_000);
 
   it('a forward that fails inside the step is no verdict: the forward step runs again and lands', async () => {
     const { calls, status } = await runPayment(env, { forwardRefusals: 1 }, { record: 'payment-forward-retried-after-finality' });
-    expect(calls).toEqual(['confirmations 1', 'markProcessing', 'forward refused', 'markProcessing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(calls).toEqual(['confirmations 1', 'processing', 'forward refused', 'processing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
     expect(status.state).toBe('done');
   }, 60_000);
 
@@ -113,7 +104,7 @@ describe('payment workflow: the reading that finds finality forwards in the same
     );
     expect(dueSteps).toBe(0);
     expect(calls.filter((c) => c.startsWith('pending'))).toEqual(['pending #1 failed']);
-    expect(calls.slice(-6)).toEqual(['confirmations 2', 'markProcessing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(calls.slice(-6)).toEqual(['confirmations 2', 'processing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
     expect(status.state).toBe('done');
   }, 60_000);
 });
@@ -190,7 +181,7 @@ describe('payment workflow: every branch', () => {
         },
       },
     );
-    expect(calls).toEqual(['confirmations 1', 'markProcessing', 'forward', 'fate pending', 'fate replaceable', 'fate replaceable', 'discard', 'markProcessing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(calls).toEqual(['confirmations 1', 'processing', 'forward', 'fate pending', 'fate replaceable', 'fate replaceable', 'discard', 'processing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
     expect(status).toMatchObject({ state: 'done', txidOut: '0xout2' });
     // Only the short wait before the reading at a higher head fired; no hour-long fallback.
     expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_TIMER_FIRED')).toHaveLength(1);
@@ -230,6 +221,12 @@ describe('payment workflow: every branch', () => {
     expect(calls.filter((c) => c.startsWith('confirmed'))).toEqual([1, 2, 3, 4, 5, 6].map((n) => `confirmed #${n} failed`).concat('confirmed #7 delivered'));
     expect(status.state).toBe('done');
   }, 120_000);
+
+  it('six attempts and no resend within the window: the workflow ends at sent, undelivered', async () => {
+    const { calls, status } = await runPayment(env, { confirmed: ['failed'] }, { resendWindow: '1 day', record: 'payment-resend-window-closed' });
+    expect(calls.filter((c) => c.startsWith('confirmed'))).toEqual([1, 2, 3, 4, 5, 6].map((n) => `confirmed #${n} failed`));
+    expect(status).toMatchObject({ state: 'sent', delivery: { confirmed: { attempts: 6, state: 'exhausted' } } });
+  }, 60_000);
 });
 
 describe('payment workflow: bounded history', () => {

@@ -5,7 +5,7 @@ import type { Tx } from './public-material';
 
 /**
  * Each address family's HD derivation indexes come from a PostgreSQL sequence of its own
- * (`derivation_index_<family>`, drizzle/0010_derivation_sequences.sql), shared by every process: creates of
+ * (`derivation_index_<family>`, drizzle/0000_init.sql), shared by every process: creates of
  * derived addresses, the worker's Solana pool. A sequence hands each index out once and is never rolled
  * back, so concurrent creates never wait on each other's commit; an index taken by a create that then
  * rolled back is skipped (a gap, never a second owner of one address).

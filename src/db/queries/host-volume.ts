@@ -8,7 +8,7 @@ const PLAIN_DECIMAL = sql.raw(`'^[0-9]+([.][0-9]+)?$'`);
 
 /**
  * The host's hours after the one `since` falls in, from host_volume_hours (kept by a trigger on payments:
- * drizzle/0012_host_volume_hours.sql), and that first, partial hour from the payments themselves: the
+ * drizzle/0000_init.sql), and that first, partial hour from the payments themselves: the
  * host's payments created since `since` in it (payments_created_at_idx). Both count what the trigger
  * counts: sent or done, with a plain decimal price.
  */
@@ -30,7 +30,7 @@ const forwardedValue = preparedStatement(
     GROUP BY ticker`,
 );
 
-/** How far back host_volume_hours keeps a host's hours (drizzle/0012: older ones go when the host opens a new hour). */
+/** How far back host_volume_hours keeps a host's hours (drizzle/0000_init.sql: older ones go when the host opens a new hour). */
 const KEPT_MS = 31 * 24 * 3600_000;
 
 /**

@@ -21,36 +21,30 @@ export interface Deposit {
 export function scriptedChain(db: () => Db) {
   /** Per payment: its deposit and whether the scripted chain calls it final yet. */
   const deposits = new Map<string, Deposit & { final: boolean }>();
+  const payment = (txid: string) => {
+    const d = deposits.get(txid)!;
+    return {
+      uuid: d.paymentUuid, ticker: 'btc', network: 'bitcoin', notifyPending: d.pending !== undefined, requiredConfirmations: 1,
+      callbackHost: '127.0.0.1', txidIn: txid, result: 'pending', txidOut: null,
+    };
+  };
+  const fate = (uuid: string) => ({ status: 'confirmed', txidOut: `out-${uuid}` });
   const chain = {
-    recordDeposit: async (input: { txid: string }) => {
-      const d = deposits.get(input.txid)!;
-      return {
-        uuid: d.paymentUuid, ticker: 'btc', network: 'bitcoin', notifyPending: d.pending !== undefined, requiredConfirmations: 1,
-        callbackHost: '127.0.0.1', txidIn: input.txid, result: 'pending', txidOut: null,
-      };
-    },
-    evaluate: async () => ({ eligible: true, evidence: true }),
-    recordAndEvaluate: async (input: { txid: string }) => ({ payment: await chain.recordDeposit(input), evaluation: await chain.evaluate() }),
+    recordAndEvaluate: async (input: { txid: string }) => ({ payment: payment(input.txid), evaluation: { eligible: true, evidence: true } }),
     pendingSnapshot: async (uuid: string) => deposits.get(uuid)!.pending!,
     confirmations: async (uuid: string) => ({ status: 'confirmed', confirmations: deposits.get(uuid)!.final ? 1 : 0 }),
-    markProcessing: async (uuid: string) => {
-      await db().update(payments).set({ result: 'processing' }).where(eq(payments.uuid, uuid));
-      return true;
-    },
     markFailed: async () => true,
-    // The payment workflow's fused steps: the forward records processing itself, and its own reading finds
-    // it mined at once (the confirmed snapshot written), as forwardFate does for the earlier steps.
+    // The forward records processing itself, and its own reading finds it mined at once (the confirmed snapshot written).
     forward: async (uuid: string, opts: { processing?: boolean; fate?: boolean } = {}) => {
-      if (opts.processing) await chain.markProcessing(uuid);
+      if (opts.processing) await db().update(payments).set({ result: 'processing' }).where(eq(payments.uuid, uuid));
       return opts.fate ? { txidOut: `out-${uuid}`, ...(await chain.forwardFateSnapshot(uuid)) } : { txidOut: `out-${uuid}` };
     },
-    // Patch finality-forward-fused: the reading that finds the deposit final forwards in the same step.
+    // The reading that finds the deposit final forwards in the same step.
     confirmationsThenForward: async (uuid: string) => {
       const reading = await chain.confirmations(uuid);
       return deposits.get(uuid)!.final ? { reading, forward: { sent: await chain.forward(uuid, { processing: true, fate: true }) } } : { reading };
     },
-    forwardFate: async (uuid: string) => ({ status: 'confirmed', txidOut: `out-${uuid}` }),
-    forwardFateSnapshot: async (uuid: string) => ({ fate: await chain.forwardFate(uuid), snapshot: await chain.confirmedSnapshot(uuid) }),
+    forwardFateSnapshot: async (uuid: string) => ({ fate: fate(uuid), snapshot: await chain.confirmedSnapshot(uuid) }),
     // Like the real one: the snapshot is written once with the move to sent.
     confirmedSnapshot: async (uuid: string) => {
       const snapshot = deposits.get(uuid)!.confirmed ?? deposits.get(uuid)!.pending!;

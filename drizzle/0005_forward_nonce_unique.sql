@@ -1,1 +1,0 @@
-CREATE UNIQUE INDEX "forward_txs_live_nonce_uq" ON "forward_txs" USING btree ("network","source","nonce") WHERE "forward_txs"."discarded_at" IS NULL AND "forward_txs"."nonce" IS NOT NULL;

@@ -1,1 +1,0 @@
-CREATE INDEX "payment_configs_callback_host_idx" ON "payment_configs" USING btree (lower(substring("callback_url" from '^[a-zA-Z][a-zA-Z0-9+.-]*://(?:[^/@?#]*@)?([^/:?#]+)')));

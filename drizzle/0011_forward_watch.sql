@@ -1,3 +1,0 @@
--- Until when the forward activity that broadcast a forward watches for its inclusion itself; the watcher
--- holds its `forward` hint back until then (src/chains/push.ts).
-ALTER TABLE "payments" ADD COLUMN "forward_watch_until" timestamp with time zone;
