@@ -1,6 +1,6 @@
 /**
  * Creates under a flood (issue 56): 200 connections of anonymous creates of one ticker for BENCH_SECONDS,
- * while an honest merchant creates once a second, for sol (the worker's pre-derived pool) and eth (xpub
+ * while an honest merchant (a process of its own) creates once a second, for sol (the worker's pre-derived pool) and eth (xpub
  * derivation), from one flooding address and from many. Real PostgreSQL (DATABASE_URL's server, or a
  * throw-away cluster), the production API process (src/entry/api.ts) behind a trusted "proxy" (TRUST_PROXY=
  * loopback: each client is named by X-Forwarded-For), and the worker's part played here: the public material
@@ -14,6 +14,7 @@
  * free addresses at the end, and the honest merchant's creates: how many succeeded, their p50, p99 and max.
  * The machine may be shared: the figures of one run compare with each other, not across machines.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -52,42 +53,22 @@ interface Honest {
   failures: Record<string, number>;
 }
 
-/** The honest merchant: one create a second from its own address until `stop`. */
-function honestMerchant(base: string, ticker: string, stop: Promise<void>): Promise<Honest> {
-  const h: Honest = { ok: 0, total: 0, latencies: [], failures: {} };
-  let stopped = false;
-  void stop.then(() => (stopped = true));
-  return (async () => {
-    while (!stopped) {
-      const started = performance.now();
-      const next = started + 1_000;
-      try {
-        const r = await fetch(`${base}/api/${ticker}/create`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.7' },
-          body: JSON.stringify({ callback_url: callback('honest'), address_out: OUT[ticker] }),
-          signal: AbortSignal.timeout(30_000),
-        });
-        const body = (await r.json()) as { code?: number };
-        h.total++;
-        h.latencies.push(performance.now() - started);
-        if (r.status === 200) h.ok++;
-        else h.failures[`${r.status} ${body.code}`] = (h.failures[`${r.status} ${body.code}`] ?? 0) + 1;
-      } catch (e) {
-        h.total++;
-        h.failures[(e as Error).name] = (h.failures[(e as Error).name] ?? 0) + 1;
-      }
-      await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
-    }
-    return h;
-  })();
+/** The honest merchant (bench/lib/honest-merchant.ts) in its own process, for as long as the flood. */
+function honestMerchant(base: string, ticker: string): Promise<Honest> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'lib/honest-merchant.ts'), base, ticker, OUT[ticker], String(SECONDS)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let text = '';
+  child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(text) as Honest) : reject(new Error(`the honest merchant exited with ${code}`))));
+  });
 }
 
 async function flood(base: string, ticker: string, mode: 'one' | 'many') {
   const answers: Record<string, number> = {};
   let ok = 0;
-  let release!: () => void;
-  const honest = honestMerchant(base, ticker, new Promise<void>((r) => (release = r)));
+  const honest = honestMerchant(base, ticker);
   const result = await autocannon({
     url: base,
     connections: CONNECTIONS,
@@ -114,7 +95,6 @@ async function flood(base: string, ticker: string, mode: 'one' | 'many') {
       },
     ],
   });
-  release();
   const h = await honest;
   return { result, ok, answers, honest: h };
 }
