@@ -56,10 +56,13 @@ function build() {
   for (const file of sources) {
     const rel = path.relative(root, file);
     const text = fs.readFileSync(file);
-    const hash = sha(text);
-    files[rel] = hash;
     const out = path.join(dist, rel.replace(/\.ts$/, '.js'));
-    if (manifest.files[rel] === hash && fs.existsSync(out)) continue;
+    const was = manifest.files[rel];
+    // Unchanged source and an output as this script wrote it (not edited or truncated since): kept.
+    if (was && was.src === sha(text) && fs.existsSync(out) && was.out === sha(fs.readFileSync(out))) {
+      files[rel] = was;
+      continue;
+    }
     fs.mkdirSync(path.dirname(out), { recursive: true });
     if (rel.endsWith('.cjs')) {
       fs.copyFileSync(file, out);
@@ -70,6 +73,7 @@ function build() {
       fs.writeFileSync(out, r.outputText.replace(/\/\/# sourceMappingURL=.*$/m, `//# sourceMappingURL=${path.basename(out)}.map`));
       fs.writeFileSync(`${out}.map`, r.sourceMapText ?? '');
     }
+    files[rel] = { src: sha(text), out: sha(fs.readFileSync(out)) };
     compiled++;
   }
   // Files whose source is gone go too, so that nothing stale can be loaded.
@@ -85,12 +89,12 @@ function build() {
   const sdk = require(path.join(root, 'node_modules/@temporalio/workflow/package.json')).version;
   const bundleKey = sha(JSON.stringify({ files, sdk }));
   let bundled = false;
-  if (manifest.bundle !== bundleKey || !fs.existsSync(BUNDLE)) {
+  if (manifest.bundle !== bundleKey || !fs.existsSync(BUNDLE) || manifest.bundleOut !== sha(fs.readFileSync(BUNDLE))) {
     const r = spawnSync(process.execPath, [path.join(dist, 'scripts/bundle-workflows.js'), BUNDLE], { cwd: root, encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`the workflow bundle failed (exit ${r.status}):\n${r.stdout}${r.stderr}`);
     bundled = true;
   }
-  fs.writeFileSync(MANIFEST, JSON.stringify({ files, bundle: bundleKey }));
+  fs.writeFileSync(MANIFEST, JSON.stringify({ files, bundle: bundleKey, bundleOut: sha(fs.readFileSync(BUNDLE)) }));
   if (compiled || bundled) process.stderr.write(`[build] ${compiled} file(s) compiled to dist/${bundled ? ', workflow bundle made' : ''}\n`);
 }
 

@@ -75,9 +75,11 @@ export async function startBtcdNode(opts: BtcdNodeOptions): Promise<BtcdDevnet> 
   const rpcUrl = `http://${user}:${password}@127.0.0.1:${rpcPort}`;
   const rpc = new BitcoinRpc(rpcUrl, 120_000);
   try {
-    await waitUntilReady(name, proc, () => rpc.call('getblockcount'), 60_000, log);
+    // The readiness probe's answer is the height: a second request at once went out on the probe's kept-alive
+    // connection, which bchd had closed meanwhile ("other side closed"), when started beside the other chains.
+    let height = 0;
+    await waitUntilReady(name, proc, async () => (height = await rpc.call<number>('getblockcount')), 60_000, log);
     const want = opts.initialBlocks ?? 110;
-    const height = await rpc.call<number>('getblockcount');
     if (height < want) await rpc.call('generate', [want - height]);
     return { rpcUrl, customer, pid: proc.pid, stop: proc.stop };
   } catch (e) {
