@@ -76,12 +76,7 @@ function spawnSurfnet(config: Record<string, unknown>, timeoutMs = 60_000): Prom
 }
 
 function spawnOnce(config: Record<string, unknown>, timeoutMs: number): Promise<SurfnetHandle> {
-  const [file, argv] = dieWithParent(process.execPath, [
-    // The child only hosts the napi surfnet: a 1 MB young generation instead of V8's up-to-16 MB semi-spaces.
-    '--max-semi-space-size=1',
-    path.join(__dirname, 'surfnet-child.cjs'),
-    JSON.stringify(config),
-  ]);
+  const [file, argv] = dieWithParent(process.execPath, [path.join(__dirname, 'surfnet-child.cjs'), JSON.stringify(config)]);
   const child = spawn(file, argv, { stdio: ['pipe', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {
