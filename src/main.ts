@@ -1,20 +1,20 @@
 import path from 'node:path';
 import { chainConfigFromEnv } from './chains/config';
-import { startDevnets } from './chains/devnet';
+import { startDevnets, type Devnets } from './chains/devnet';
 import { settleNewLocalChains } from './chains/devnet/reset';
 import { HdSeed } from './chains/keys';
 import { ethersKeccakInWasm } from './chains/public-child';
 import type { Config } from './config';
 import { configOrExit } from './entry/common';
-import { openDatabase } from './db/client';
+import { openDatabase, type Database } from './db/client';
 import { SEARCH_ATTRIBUTE_CLI_TYPES } from './domain/search-attributes';
 import { startMetricsServer } from './observability/metrics';
 import { startApiRuntime } from './runtime/api';
-import { startApiThread } from './runtime/api-thread';
+import { loadApiThread } from './runtime/api-thread';
 import { apiPart, buildServices } from './runtime/services';
 import { startWorkerRuntime } from './runtime/worker';
 import { resolveTemporalCli } from './temporal/binaries';
-import { reservePorts, startDevServer } from './temporal/devserver';
+import { reservePorts, startDevServer, type DevServer } from './temporal/devserver';
 import { installQuietRuntime } from './temporal/worker';
 
 /**
@@ -42,38 +42,54 @@ async function main(cfg: Config): Promise<void> {
   await ethersKeccakInWasm();
   process.on('SIGINT', () => void shutdown('received SIGINT', 0));
   process.on('SIGTERM', () => void shutdown('received SIGTERM', 0));
-
-  const database = await openDatabase(cfg);
-  stops.push(() => database.close());
-  console.log(`database: ${database.kind === 'pglite' ? `embedded PGlite in ${path.join(cfg.dataDir, 'pglite')}` : 'PostgreSQL'} (migrations applied)`);
+  // The API thread loads its modules meanwhile (on the machine's other core, if it has one).
+  const apiThread = cfg.embeddedApi === 'process' ? undefined : loadApiThread({ pglite: !cfg.databaseUrl });
+  if (apiThread) stops.push(() => apiThread.terminate());
 
   const env = { ...process.env };
   const wantDevnet = cfg.devnet ?? Object.keys(chainConfigFromEnv(process.env)).length === 0;
-  if (wantDevnet) {
-    reservePorts(cfg.port, cfg.temporalUiPort, cfg.metricsPort);
-    const seed = HdSeed.loadOrCreate({ mnemonic: cfg.mnemonic, mnemonicFile: cfg.mnemonicFile, dataDir: cfg.dataDir });
-    const devnets = await startDevnets(path.join(cfg.dataDir, 'devnet'), { seed });
-    stops.push(() => devnets.stop());
+  if (wantDevnet) reservePorts(cfg.port, cfg.temporalUiPort, cfg.metricsPort);
+  let cli: string | undefined;
+  if (!cfg.temporalAddress) {
+    cli = resolveTemporalCli(cfg.temporalCliPath);
+    if (!cli) throw new Error('no Temporal CLI found: run `node scripts/setup-temporal.js` or set TEMPORAL_CLI_PATH or TEMPORAL_ADDRESS');
+  }
+  // The database, the local chains and the Temporal dev server depend on none of each other: started at once.
+  const [opened, chains, server] = await Promise.allSettled([
+    openDatabase(cfg),
+    wantDevnet
+      ? startDevnets(path.join(cfg.dataDir, 'devnet'), { seed: HdSeed.loadOrCreate({ mnemonic: cfg.mnemonic, mnemonicFile: cfg.mnemonicFile, dataDir: cfg.dataDir }) })
+      : undefined,
+    cli
+      ? startDevServer({
+          cliPath: cli,
+          host: cfg.host,
+          dataDir: path.join(cfg.dataDir, 'temporal'),
+          namespace: cfg.temporalNamespace,
+          uiPort: cfg.temporalUiPort,
+          searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES,
+          logLevel: cfg.temporalServerLogLevel,
+        })
+      : undefined,
+  ]);
+  // Stopped newest first, whatever else failed: the dev server, the chains, then the database.
+  if (opened.status === 'fulfilled') stops.push(() => opened.value.close());
+  if (chains.status === 'fulfilled' && chains.value) stops.push(chains.value.stop);
+  if (server.status === 'fulfilled' && server.value) stops.push(server.value.stop);
+  for (const r of [opened, chains, server]) if (r.status === 'rejected') throw r.reason;
+  const database = (opened as PromiseFulfilledResult<Database>).value;
+  console.log(`database: ${database.kind === 'pglite' ? `embedded PGlite in ${path.join(cfg.dataDir, 'pglite')}` : 'PostgreSQL'} (migrations applied)`);
+
+  const devnets = (chains as PromiseFulfilledResult<Devnets | undefined>).value;
+  if (devnets) {
     Object.assign(env, devnets.env);
     for (const line of await settleNewLocalChains(database.db, devnets.newChains)) console.log(line);
     console.log(`local chains: ${Object.keys(chainConfigFromEnv(env)).join(', ')} (npm run devnet -- pay|mine …)`);
   }
 
-  let address = cfg.temporalAddress;
-  if (!address) {
-    const cli = resolveTemporalCli(cfg.temporalCliPath);
-    if (!cli) throw new Error('no Temporal CLI found: run `node scripts/setup-temporal.js` or set TEMPORAL_CLI_PATH or TEMPORAL_ADDRESS');
-    const devServer = await startDevServer({
-      cliPath: cli,
-      host: cfg.host,
-      dataDir: path.join(cfg.dataDir, 'temporal'),
-      namespace: cfg.temporalNamespace,
-      uiPort: cfg.temporalUiPort,
-      searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES,
-      logLevel: cfg.temporalServerLogLevel,
-    });
-    stops.push(() => devServer.stop());
-    address = devServer.address;
+  const devServer = (server as PromiseFulfilledResult<DevServer | undefined>).value;
+  const address = devServer?.address ?? cfg.temporalAddress!;
+  if (devServer) {
     console.log(`Temporal dev server: ${address} (pid ${devServer.pid})`);
     console.log(`Temporal UI: ${devServer.uiUrl}`);
   } else {
@@ -87,7 +103,7 @@ async function main(cfg: Config): Promise<void> {
   // The same split as in production: the API part sees public material only, never the seed or the key.
   // It runs in a thread of its own, so that requests never queue behind the worker's activities, watchers
   // and PGlite on the main thread (EMBEDDED_API=process keeps it there, as before, for comparison).
-  const api = cfg.embeddedApi === 'process' ? await startApiRuntime(apiPart(services)) : await startApiThread(database, env);
+  const api = apiThread ? await apiThread.start(database, env) : await startApiRuntime(apiPart(services));
   stops.push(() => api.stop());
   if (cfg.metricsPort !== undefined) {
     const metrics = await startMetricsServer(cfg.host, cfg.metricsPort, 'metrics' in api ? [() => api.metrics()] : []);

@@ -209,10 +209,14 @@ export async function openPostgres(url: string, opts: { migrate?: boolean | 'if-
   };
 }
 
+export const PGLITE_SHARED_BUFFERS = '16MB';
+
 /** Embedded PostgreSQL (WASM) for the one-command default; `dir` undefined means in memory. */
 export async function openPglite(dir: string | undefined, opts: { migrate?: boolean } = {}): Promise<Database> {
   if (dir) fs.mkdirSync(dir, { recursive: true });
-  const client = new PGlite(dir);
+  // PostgreSQL's default 128 MB of shared buffers fill, in the WASM heap, with pages the host's file cache
+  // holds anyway: the embedded default's tables are small, and its process is the one users measure.
+  const client = new PGlite({ dataDir: dir, startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`] });
   await client.waitReady;
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   if (opts.migrate !== false) {

@@ -1,6 +1,8 @@
 // The embedded default's API (src/runtime/api-thread.ts): the public API in a thread of its own, so that
 // request handling never waits behind the worker's activities, watchers and PGlite on the main thread.
 // It holds no secret: its environment has the seed and the signing key removed, and buildApiServices refuses them.
+// It is made before the main thread has its database and local chains: it loads its modules, then waits for
+// the 'start' message with the environment those produced.
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { loadConfig } from '../config';
 import { openPostgres, type Database } from '../db/client';
@@ -15,7 +17,8 @@ const { db: dbPort } = workerData as { db?: MessagePort };
 const parent = parentPort!;
 const say = (m: FromApiThread) => parent.postMessage(m);
 
-async function main(): Promise<void> {
+async function main(env: NodeJS.ProcessEnv): Promise<void> {
+  Object.assign(process.env, env);
   // PGlite belongs to the main thread: statements cross the port. A PostgreSQL server takes a pool of its own.
   let database: Database | undefined;
   try {
@@ -40,4 +43,8 @@ async function main(): Promise<void> {
   }
 }
 
-void main();
+parent.on('message', function start(m: ToApiThread) {
+  if (m.type !== 'start') return;
+  parent.off('message', start);
+  void main(m.env);
+});

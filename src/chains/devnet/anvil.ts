@@ -58,6 +58,19 @@ function usableStateFile(file: string): string {
   return file;
 }
 
+async function waitForReceipt(rpcUrl: string, hash: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const receipt = await jsonRpc<{ status: string } | null>(rpcUrl, 'eth_getTransactionReceipt', [hash]);
+    if (receipt) {
+      if (receipt.status !== '0x1') throw new Error(`the test token's deployment ${hash} failed`);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the test token's deployment ${hash} was not mined within ${timeoutMs} ms`);
+}
+
 /**
  * anvil on a free loopback port. A start whose port another process took before anvil bound it ("Error:
  * Address already in use (os error 98)") starts again on a new port.
@@ -89,7 +102,9 @@ async function startOnce(opts: AnvilOptions): Promise<AnvilDevnet> {
       const { abi, bytecode } = compileTestToken(opts.dir);
       const factory = new ContractFactory(abi as never, bytecode, customer);
       const token = await factory.deploy('Test USD', 'TUSD', 6, customer.address, parseUnits('1000000000', 6));
-      await token.waitForDeployment();
+      // The receipt read here, not by the provider's block polling (waitForDeployment): a receipt request of
+      // that polling still under way when the provider is destroyed below is rejected, with no one to catch it.
+      await waitForReceipt(rpcUrl, token.deploymentTransaction()!.hash);
       const address = await token.getAddress();
       tokens = { erc20_usdt: address };
     }

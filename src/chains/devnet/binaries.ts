@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { PROJECT_ROOT } from '../../project-root';
 import { loaderCommand } from './install/debian-root';
 
 export type NodeFamily = 'core' | 'btcd';
@@ -21,7 +22,7 @@ export interface NodeCommand {
   nodeArgs?: string[];
 }
 
-export const PROJECT_ROOT = path.resolve(__dirname, '../../..');
+export { PROJECT_ROOT };
 /** Installed nodes: NODES_DIR, else .tools/nodes of the project. */
 export const nodesDir = (): string => process.env.NODES_DIR || path.join(PROJECT_ROOT, '.tools', 'nodes');
 export const knotsDir = (): string => path.join(nodesDir(), 'bitcoin-knots');

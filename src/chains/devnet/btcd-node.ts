@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../../temporal/devserver';
+import { NodeUnavailableError } from '../adapter';
 import { BitcoinRpc } from '../utxo/rpc';
 import type { NodeCommand } from './binaries';
 import { spawnNode, waitUntilReady } from './process';
@@ -77,8 +78,19 @@ export async function startBtcdNode(opts: BtcdNodeOptions): Promise<BtcdDevnet> 
   try {
     await waitUntilReady(name, proc, () => rpc.call('getblockcount'), 60_000, log);
     const want = opts.initialBlocks ?? 110;
-    const height = await rpc.call<number>('getblockcount');
-    if (height < want) await rpc.call('generate', [want - height]);
+    // Started beside the other chains, bchd dropped the connection of the call right after the readiness probe
+    // ("other side closed") in one start of three: the setup is read again and finished on a new one. A
+    // repeated `generate` that had gone through only mines a few more regtest blocks.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const height = await rpc.call<number>('getblockcount');
+        if (height < want) await rpc.call('generate', [want - height]);
+        break;
+      } catch (e) {
+        if (attempt >= 3 || !(e instanceof NodeUnavailableError) || !/not reachable/.test(e.message)) throw e;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
     return { rpcUrl, customer, pid: proc.pid, stop: proc.stop };
   } catch (e) {
     await proc.stop();

@@ -55,13 +55,21 @@ async function startOnce(opts: CoreNodeOptions): Promise<CoreDevnet> {
     '-regtest', '-server', '-txindex', '-listen=0', '-dnsseed=0', '-printtoconsole',
     `-datadir=${datadir}`, `-conf=${conf}`, `-rpcport=${rpcPort}`, `-port=${p2pPort}`,
     '-rpcbind=127.0.0.1', '-rpcallowip=127.0.0.1', '-fallbackfee=0.0002', '-rpcworkqueue=64',
+    // A regtest chain of a few hundred blocks: the signature and script caches (32 MiB, allocated and
+    // written at start), the UTXO cache and parallel script checks are sized for mainnet.
+    '-maxsigcachesize=1', '-dbcache=4', '-par=1',
+    // A new wallet makes its key pool at once: 1,000 keys of each of 8 kinds by default, the longest part of a
+    // first start; the pool is topped up as addresses are used.
+    '-keypool=20',
     ...(opts.extraArgs ?? []),
     ...(opts.cmd.nodeArgs ?? []),
   ];
   const log = path.join(opts.dir, `${name}.log`);
-  const proc = spawnNode(opts.cmd.file, [...opts.cmd.args, ...args], log);
+  // One malloc arena: glibc's default, one per thread that allocates, holds freed memory in each.
+  const proc = spawnNode(opts.cmd.file, [...opts.cmd.args, ...args], log, undefined, { ...process.env, MALLOC_ARENA_MAX: '1' });
   const rpcUrl = `http://${user}:${password}@127.0.0.1:${rpcPort}`;
-  const rpc = new BitcoinRpc(rpcUrl);
+  // Loading or creating a wallet while the other chains start beside it takes longer than a call's usual 30 s.
+  const rpc = new BitcoinRpc(rpcUrl, 120_000);
   try {
     await waitUntilReady(name, proc, () => rpc.call('getblockcount'), 60_000, log);
     const wallets = await rpc.call<string[]>('listwallets');

@@ -40,8 +40,13 @@ export function compileTestToken(cacheDir?: string): CompiledContract {
  * @openzeppelin/contracts resolve to the installed package.
  */
 export function compileSolidity(source: string, names: string[]): Record<string, CompiledContract> {
+  // solc's Emscripten build, when first loaded, makes every unhandled rejection and uncaught exception of the
+  // process a throw of its own; the process that compiles here (npm start's gateway) keeps its own handling.
+  const before = { rejection: process.listeners('unhandledRejection'), exception: process.listeners('uncaughtException') };
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const solc = require('solc') as { compile(input: string, opts: { import: (p: string) => { contents?: string; error?: string } }): string };
+  for (const l of process.listeners('unhandledRejection')) if (!before.rejection.includes(l)) process.off('unhandledRejection', l);
+  for (const l of process.listeners('uncaughtException')) if (!before.exception.includes(l)) process.off('uncaughtException', l);
   const ozRoot = path.dirname(require.resolve('@openzeppelin/contracts/package.json'));
   const input = {
     language: 'Solidity',

@@ -85,36 +85,41 @@ export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promi
   try {
     const sponsors = opts.seed ? sponsorAddresses(opts.seed) : undefined;
     const tank = sponsors?.evmGasTank;
-    const anvil = await startAnvil({
-      dir,
-      fund: tank ? [tank] : [],
-      blockTime: opts.ethBlockTime ?? 2,
-      persist: true,
-      previous: previous.ethereum ? { customerKey: previous.ethereum.customerKey, tokens: previous.ethereum.tokens } : undefined,
-    });
-    stops.push(anvil.stop);
-    pids.push(anvil.pid);
-    if (previous.ethereum && !anvil.restored) newChains.push('ethereum');
-    state.ethereum = { rpcUrl: anvil.rpcUrl, chainId: anvil.chainId.toString(), customerKey: anvil.customerKey, tokens: anvil.tokens };
-    Object.assign(env, { ETHEREUM_RPC_URL: anvil.rpcUrl, ETHEREUM_WS_URL: anvil.rpcUrl.replace(/^http/, 'ws'), ETHEREUM_CHAIN: 'regtest', ERC20_USDT_CONTRACT: anvil.tokens.erc20_usdt });
-
     const payer = sponsors?.solFeePayer;
-    const surf = await startSurfnet({ fund: payer ? [payer] : [], slotTimeMs: opts.solSlotTimeMs ?? DEFAULT_SOL_SLOT_MS });
-    stops.push(surf.stop);
-    pids.push(surf.pid);
-    if (previous.solana) newChains.push('solana');
-    state.solana = { rpcUrl: surf.rpcUrl, customerSecret: surf.customerSecret, tokens: surf.tokens };
-    Object.assign(env, { SOLANA_RPC_URL: surf.rpcUrl, SOLANA_WS_URL: surf.wsUrl, SOLANA_CHAIN: 'regtest', SOL_USDC_CONTRACT: surf.tokens.sol_usdc });
+    // Each chain on its own: started at once, and whatever started is stopped if another failed.
+    const [anvil, surf, utxo] = await Promise.allSettled([
+      startAnvil({
+        dir,
+        fund: tank ? [tank] : [],
+        blockTime: opts.ethBlockTime ?? 2,
+        persist: true,
+        previous: previous.ethereum ? { customerKey: previous.ethereum.customerKey, tokens: previous.ethereum.tokens } : undefined,
+      }),
+      startSurfnet({ fund: payer ? [payer] : [], slotTimeMs: opts.solSlotTimeMs ?? DEFAULT_SOL_SLOT_MS }),
+      startUtxoDevnets(dir, {
+        litecoin: opts.litecoin,
+        bitcoin: opts.bitcoin,
+        bitcoincash: opts.bitcoincash,
+        blockIntervalMs: opts.ltcBlockIntervalMs ?? 10_000,
+      }),
+    ]);
+    for (const r of [anvil, surf, utxo]) if (r.status === 'fulfilled') stops.push(r.value.stop);
+    for (const r of [anvil, surf, utxo]) if (r.status === 'rejected') throw r.reason;
+    const eth = (anvil as PromiseFulfilledResult<Awaited<ReturnType<typeof startAnvil>>>).value;
+    pids.push(eth.pid);
+    if (previous.ethereum && !eth.restored) newChains.push('ethereum');
+    state.ethereum = { rpcUrl: eth.rpcUrl, chainId: eth.chainId.toString(), customerKey: eth.customerKey, tokens: eth.tokens };
+    Object.assign(env, { ETHEREUM_RPC_URL: eth.rpcUrl, ETHEREUM_WS_URL: eth.rpcUrl.replace(/^http/, 'ws'), ETHEREUM_CHAIN: 'regtest', ERC20_USDT_CONTRACT: eth.tokens.erc20_usdt });
 
-    const utxo = await startUtxoDevnets(dir, {
-      litecoin: opts.litecoin,
-      bitcoin: opts.bitcoin,
-      bitcoincash: opts.bitcoincash,
-      blockIntervalMs: opts.ltcBlockIntervalMs ?? 10_000,
-    });
-    stops.push(utxo.stop);
-    pids.push(...utxo.pids);
-    for (const [network, st] of Object.entries(utxo.states) as [UtxoNetworkId, UtxoNodeState][]) {
+    const sol = (surf as PromiseFulfilledResult<Awaited<ReturnType<typeof startSurfnet>>>).value;
+    pids.push(sol.pid);
+    if (previous.solana) newChains.push('solana');
+    state.solana = { rpcUrl: sol.rpcUrl, customerSecret: sol.customerSecret, tokens: sol.tokens };
+    Object.assign(env, { SOLANA_RPC_URL: sol.rpcUrl, SOLANA_WS_URL: sol.wsUrl, SOLANA_CHAIN: 'regtest', SOL_USDC_CONTRACT: sol.tokens.sol_usdc });
+
+    const nodes = (utxo as PromiseFulfilledResult<Awaited<ReturnType<typeof startUtxoDevnets>>>).value;
+    pids.push(...nodes.pids);
+    for (const [network, st] of Object.entries(nodes.states) as [UtxoNetworkId, UtxoNodeState][]) {
       if (network === 'litecoin') state.litecoin = st as CoreNodeState;
       else state[network] = st;
       Object.assign(env, { [`${network.toUpperCase()}_RPC_URL`]: st.rpcUrl, [`${network.toUpperCase()}_CHAIN`]: 'regtest' });
