@@ -17,10 +17,10 @@
  */
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
-import { PublicKey } from '@solana/web3.js';
+import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import { Wallet } from 'ethers';
 import { startAnvil } from '../src/chains/devnet/anvil';
-import { startSurfnet } from '../src/chains/devnet/surfnet';
+import { startSurfnet, type SurfnetDevnet } from '../src/chains/devnet/surfnet';
 import { EvmAdapter } from '../src/chains/evm/adapter';
 import { HdSeed } from '../src/chains/keys';
 import { SolAdapter } from '../src/chains/sol/adapter';
@@ -119,8 +119,10 @@ async function solana(db: Database['db']): Promise<void> {
     );
     const biggest = Math.max(...sizes.values());
     if (biggest < MAINNET.solana.txs) console.log(`  surfnet did not reach mainnet's ${MAINNET.solana.txs} transactions a block here (at most ${biggest}): mainnet figures are extrapolated from the cost per transaction`);
+    const among = (addresses: string[]) => watchedAmong(db, 'solana', addresses);
     const sides: Array<[string, (slot: number) => Promise<unknown>]> = [
-      ['watcher (JSON-RPC accounts)', async (slot) => matchBlock(db, 'solana', scannedBlock((await reader.block(slot))!, slot, ctx))],
+      ['watcher (named addresses looked up, only transactions naming a watched one parsed)', async (slot) => matchBlock(db, 'solana', await scannedWatchedBlock((await reader.blockBytes(slot))!, slot, ctx, among))],
+      ['JSON-RPC accounts, whole block parsed (the reading before)', async (slot) => matchBlock(db, 'solana', scannedBlock((await reader.block(slot))!, slot, ctx))],
     ];
     if (!flags['skip-old']) sides.push(['former web3.js getParsedBlock', async (slot) => matchBlock(db, 'solana', (await readParsedBlock(dev.connection, slot, ctx))!)]);
     const perTx: Record<string, number> = {};
@@ -143,8 +145,8 @@ async function solana(db: Database['db']): Promise<void> {
       );
       mainnetLine('solana', name, cpu, wall);
     }
-    const [now, before] = Object.values(perTx);
-    if (before) console.log(`  before / after, CPU per transaction: ${f(before / now)}×`);
+    const [now, ...before] = Object.values(perTx);
+    for (const [k, b] of before.entries()) console.log(`  ${Object.keys(perTx)[k + 1]} / watcher, CPU per transaction: ${f(b / now)}×`);
     const c = await catchUp('solana', adapter, db, { height: BigInt(fill.from), hash: null }, BigInt(fill.to), 100);
     const txPerS = txs / (c.wallMs / 1000);
     const chainTxPerS = (MAINNET.solana.txs * 1000) / MAINNET.solana.intervalMs;
@@ -153,10 +155,59 @@ async function solana(db: Database['db']): Promise<void> {
         `${f(slots.length / (c.wallMs / 1000), 1)} blocks/s at this density (mainnet: 2.5), ${f(txPerS, 0)} tx/s = ${f(txPerS / chainTxPerS, 2)}× mainnet's ${chainTxPerS} tx/s (target ≥ 5×: ${verdict(txPerS / chainTxPerS >= 5)}; ` +
         `at this density the per-block part dominates: the replay below is the mainnet-size figure)`,
     );
+    await liveDetection(dev, adapter, db);
   } finally {
     await adapter.close();
     await dev.stop();
   }
+}
+
+/**
+ * Live: the watcher's passes (scanOnce, as the worker runs them) following the head while surfnet is filled
+ * as densely as above, and one SOL deposit to a watched address sent halfway through the fill: the time from
+ * its sending to its match, and how far behind the head the watcher was meanwhile.
+ */
+async function liveDetection(dev: SurfnetDevnet, adapter: SolAdapter, db: Database['db']): Promise<void> {
+  const customer = Keypair.fromSecretKey(Uint8Array.from(dev.customerSecret));
+  const to = Keypair.generate().publicKey;
+  const index = WATCHED + 2;
+  await db.execute(sql`INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority)
+    VALUES (${`https://shop.example/sol/${index}`}, 'sol', 'sol', ${to.toBase58()}, ${to.toBase58()}, ${index}, false, 1, 0, 0, 0, 'default')`);
+  const reader = new SolBlockReader(dev.rpcUrl);
+  await writeCursor(db, 'solana', { height: BigInt(await reader.slot()), hash: null });
+  const count = Number(flags['sol-txs']);
+  let sentAt = 0;
+  let txid = '';
+  let done = false;
+  const send = async () => {
+    const { blockhash } = await dev.connection.getLatestBlockhash('confirmed');
+    const tx = new Transaction({ feePayer: customer.publicKey, recentBlockhash: blockhash }).add(SystemProgram.transfer({ fromPubkey: customer.publicKey, toPubkey: to, lamports: 5_000_000n }));
+    tx.sign(customer);
+    sentAt = performance.now();
+    txid = await dev.connection.sendRawTransaction(tx.serialize(), { skipPreflight: true });
+  };
+  const fill = fillSurfnet(dev, count, (sent) => {
+    if (sent >= count / 2 && sentAt === 0) void send();
+  }).finally(() => (done = true));
+  let detectedAt = 0;
+  const behind: number[] = [];
+  const deadline = performance.now() + 600_000;
+  while (detectedAt === 0 && performance.now() < deadline) {
+    const matched = await scanOnce(adapter, db, 'solana', { maxBlocks: 100 });
+    const cursor = (await readCursor(db, 'solana'))!.height;
+    behind.push(Number(BigInt(await reader.slot()) - cursor));
+    if (matched.some((m) => m.deposit.recipient === to.toBase58())) detectedAt = performance.now();
+    else if (done && sentAt === 0) break;
+    else await new Promise((r) => setTimeout(r, 100));
+  }
+  const filled = await fill;
+  const status = txid ? (await dev.connection.getSignatureStatuses([txid], { searchTransactionHistory: true })).value[0] : null;
+  const slotTxs = status ? ((await reader.block(status.slot))?.transactions.length ?? 0) : 0;
+  console.log(
+    `  live: the watcher following the head while ${filled.sent} transactions were sent; one deposit sent halfway landed in slot ${status?.slot ?? '?'} among ${slotTxs} transactions, ` +
+      (detectedAt ? `matched ${f((detectedAt - sentAt) / 1000, 2)} s after it was sent` : 'NOT matched') +
+      `; slots behind the head after each pass: median ${median(behind)}, max ${Math.max(...behind)}`,
+  );
 }
 
 async function solanaReplay(db: Database['db']): Promise<void> {

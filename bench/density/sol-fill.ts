@@ -54,7 +54,16 @@ export async function fillSurfnet(dev: SurfnetDevnet, count: number, onProgress?
   const voterKeys = voters.map(nativeKey);
 
   const from = await reader.slot();
-  const latest = async () => (await reader.rpc<{ value: { blockhash: string } }>('getLatestBlockhash', [{ commitment: 'confirmed' }])).value.blockhash;
+  // A surfnet busy with the sends before may hold this longer than the reader waits: asked again.
+  const latest = async (): Promise<string> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await reader.rpc<{ value: { blockhash: string } }>('getLatestBlockhash', [{ commitment: 'confirmed' }])).value.blockhash;
+      } catch (e) {
+        if (attempt >= 5) throw e;
+      }
+    }
+  };
   const sign1 = (i: number, blockhash: string): string => {
     const kind = i % 20;
     if (kind < 10) {

@@ -1,6 +1,7 @@
 import { NodeUnavailableError } from '../adapter';
 import { EndpointPool } from '../endpoints';
 import { HttpStatusError, RpcTransportError, networkCode } from './rpc';
+import { postJson } from './http-post';
 
 /**
  * The watcher's reading of Solana blocks as plain JSON-RPC (DESIGN 13): one fetch and one JSON.parse per
@@ -95,17 +96,14 @@ export class SolBlockReader {
     return answer<T>(method, (await this.post(method, params)).toString('utf8'));
   }
 
-  /** The answer's bytes as they came (no text decoding, no copy), after its HTTP status was checked. */
+  /** The answer's bytes (no text decoding), after its HTTP status was checked. */
   private async post(method: string, params: unknown[]): Promise<Buffer> {
     try {
       const body = JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params });
       // A healthy endpoint of the network (the next one when this one cannot be reached), its own credentials.
-      const res = await this.pool.read((ep) =>
-        fetch(ep.url, { method: 'POST', headers: { 'content-type': 'application/json', ...ep.headers }, body, signal: AbortSignal.timeout(this.timeoutMs) }),
-      );
-      const bytes = Buffer.from(await res.arrayBuffer());
-      if (res.status === 429 || res.status >= 500) throw new HttpStatusError(res.status);
-      if (!res.ok) throw new SolRpcError(res.status, `${method}: HTTP ${res.status}`);
+      const { status, bytes } = await this.pool.read((ep) => postJson(ep.url, ep.headers, body, this.timeoutMs));
+      if (status === 429 || status >= 500) throw new HttpStatusError(status);
+      if (status < 200 || status > 299) throw new SolRpcError(status, `${method}: HTTP ${status}`);
       return bytes;
     } catch (e) {
       if (e instanceof NodeUnavailableError || e instanceof SolRpcError) throw e;
