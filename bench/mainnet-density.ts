@@ -179,19 +179,28 @@ async function liveDetection(dev: SurfnetDevnet, adapter: SolAdapter, db: Databa
   let sentAt = 0;
   let txid = '';
   let done = false;
+  // A surfnet busy with the fill may answer "unhealthy" for a while: the deposit is sent again until it takes it.
   const send = async () => {
-    const { blockhash } = await dev.connection.getLatestBlockhash('confirmed');
-    const tx = new Transaction({ feePayer: customer.publicKey, recentBlockhash: blockhash }).add(SystemProgram.transfer({ fromPubkey: customer.publicKey, toPubkey: to, lamports: 5_000_000n }));
-    tx.sign(customer);
     sentAt = performance.now();
-    txid = await dev.connection.sendRawTransaction(tx.serialize(), { skipPreflight: true });
+    for (let attempt = 0; attempt < 60 && !txid; attempt++) {
+      try {
+        const { blockhash } = await dev.connection.getLatestBlockhash('confirmed');
+        const tx = new Transaction({ feePayer: customer.publicKey, recentBlockhash: blockhash }).add(SystemProgram.transfer({ fromPubkey: customer.publicKey, toPubkey: to, lamports: 5_000_000n }));
+        tx.sign(customer);
+        sentAt = performance.now();
+        txid = await dev.connection.sendRawTransaction(tx.serialize(), { skipPreflight: true });
+      } catch {
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
   };
   const fill = fillSurfnet(dev, count, (sent) => {
-    if (sent >= count / 2 && sentAt === 0) void send();
+    if (sent >= count / 2 && sentAt === 0) sending = send();
   }).finally(() => (done = true));
+  let sending: Promise<void> | undefined;
   let detectedAt = 0;
   const behind: number[] = [];
-  const deadline = performance.now() + 600_000;
+  const deadline = performance.now() + 300_000;
   while (detectedAt === 0 && performance.now() < deadline) {
     const matched = await scanOnce(adapter, db, 'solana', { maxBlocks: 100 });
     const cursor = (await readCursor(db, 'solana'))!.height;
@@ -201,6 +210,7 @@ async function liveDetection(dev: SurfnetDevnet, adapter: SolAdapter, db: Databa
     else await new Promise((r) => setTimeout(r, 100));
   }
   const filled = await fill;
+  await sending;
   const status = txid ? (await dev.connection.getSignatureStatuses([txid], { searchTransactionHistory: true })).value[0] : null;
   const slotTxs = status ? ((await reader.block(status.slot))?.transactions.length ?? 0) : 0;
   console.log(
