@@ -3,7 +3,7 @@
  * blocks, and the watcher's cost of reading them, in this process (the nodes run in their own).
  *
  *   npm run bench -- mainnet-density.ts
- *   npx tsx bench/mainnet-density.ts --sol-txs 6000 --slot-ms 2000 --evm-blocks 10 [--skip-old] [--only sol|evm]
+ *   npx tsx bench/mainnet-density.ts --sol-txs 6000 --slot-ms 2000 --evm-blocks 10 [--skip-old] [--only sol|replay|evm]
  *
  * Solana: surfnet slots filled with as many transactions as surfnet executes in a slot (half vote-shaped,
  * SPL transfers of the watched mint, SOL transfers; bench/density/sol-fill.ts). Per filled block: this
@@ -17,17 +17,18 @@
  */
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
-import { PublicKey } from '@solana/web3.js';
+import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import { Wallet } from 'ethers';
 import { startAnvil } from '../src/chains/devnet/anvil';
-import { startSurfnet } from '../src/chains/devnet/surfnet';
+import { startSurfnet, type SurfnetDevnet } from '../src/chains/devnet/surfnet';
 import { EvmAdapter } from '../src/chains/evm/adapter';
 import { HdSeed } from '../src/chains/keys';
 import { SolAdapter } from '../src/chains/sol/adapter';
-import { SolBlockReader, type RawBlock } from '../src/chains/sol/block-reader';
+import { SolBlockReader } from '../src/chains/sol/block-reader';
 import { readParsedBlock } from '../src/chains/sol/parsed-scan';
-import { scannedBlock } from '../src/chains/sol/scan';
-import { matchBlock, readCursor, scanOnce, writeCursor } from '../src/chains/watcher';
+import { scannedBlock, scannedWatchedBlock } from '../src/chains/sol/scan';
+import { namedAddresses, outlineBlock } from '../src/chains/sol/block-bytes';
+import { matchBlock, readCursor, scanOnce, watchedAmong, writeCursor } from '../src/chains/watcher';
 import { openPostgres, type Database } from '../src/db/client';
 import { sql } from 'drizzle-orm';
 import { tmpDir } from '../test/helpers/nodes';
@@ -118,8 +119,10 @@ async function solana(db: Database['db']): Promise<void> {
     );
     const biggest = Math.max(...sizes.values());
     if (biggest < MAINNET.solana.txs) console.log(`  surfnet did not reach mainnet's ${MAINNET.solana.txs} transactions a block here (at most ${biggest}): mainnet figures are extrapolated from the cost per transaction`);
+    const among = (addresses: string[]) => watchedAmong(db, 'solana', addresses);
     const sides: Array<[string, (slot: number) => Promise<unknown>]> = [
-      ['watcher (JSON-RPC accounts)', async (slot) => matchBlock(db, 'solana', scannedBlock((await reader.block(slot))!, slot, ctx))],
+      ['watcher (named addresses looked up, only transactions naming a watched one parsed)', async (slot) => matchBlock(db, 'solana', await scannedWatchedBlock((await reader.blockBytes(slot))!, slot, ctx, among))],
+      ['JSON-RPC accounts, whole block parsed (the reading before)', async (slot) => matchBlock(db, 'solana', scannedBlock((await reader.block(slot))!, slot, ctx))],
     ];
     if (!flags['skip-old']) sides.push(['former web3.js getParsedBlock', async (slot) => matchBlock(db, 'solana', (await readParsedBlock(dev.connection, slot, ctx))!)]);
     const perTx: Record<string, number> = {};
@@ -142,8 +145,8 @@ async function solana(db: Database['db']): Promise<void> {
       );
       mainnetLine('solana', name, cpu, wall);
     }
-    const [now, before] = Object.values(perTx);
-    if (before) console.log(`  before / after, CPU per transaction: ${f(before / now)}×`);
+    const [now, ...before] = Object.values(perTx);
+    for (const [k, b] of before.entries()) console.log(`  ${Object.keys(perTx)[k + 1]} / watcher, CPU per transaction: ${f(b / now)}×`);
     const c = await catchUp('solana', adapter, db, { height: BigInt(fill.from), hash: null }, BigInt(fill.to), 100);
     const txPerS = txs / (c.wallMs / 1000);
     const chainTxPerS = (MAINNET.solana.txs * 1000) / MAINNET.solana.intervalMs;
@@ -152,10 +155,69 @@ async function solana(db: Database['db']): Promise<void> {
         `${f(slots.length / (c.wallMs / 1000), 1)} blocks/s at this density (mainnet: 2.5), ${f(txPerS, 0)} tx/s = ${f(txPerS / chainTxPerS, 2)}× mainnet's ${chainTxPerS} tx/s (target ≥ 5×: ${verdict(txPerS / chainTxPerS >= 5)}; ` +
         `at this density the per-block part dominates: the replay below is the mainnet-size figure)`,
     );
+    await liveDetection(dev, adapter, db);
   } finally {
     await adapter.close();
     await dev.stop();
   }
+}
+
+/**
+ * Live: the watcher's passes (scanOnce, as the worker runs them) following the head while surfnet is filled
+ * as densely as above, and one SOL deposit to a watched address sent halfway through the fill: the time from
+ * its sending to its match, and how far behind the head the watcher was meanwhile.
+ */
+async function liveDetection(dev: SurfnetDevnet, adapter: SolAdapter, db: Database['db']): Promise<void> {
+  const customer = Keypair.fromSecretKey(Uint8Array.from(dev.customerSecret));
+  const to = Keypair.generate().publicKey;
+  const index = WATCHED + 2;
+  await db.execute(sql`INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority)
+    VALUES (${`https://shop.example/sol/${index}`}, 'sol', 'sol', ${to.toBase58()}, ${to.toBase58()}, ${index}, false, 1, 0, 0, 0, 'default')`);
+  const reader = new SolBlockReader(dev.rpcUrl);
+  await writeCursor(db, 'solana', { height: BigInt(await reader.slot()), hash: null });
+  const count = Number(flags['sol-txs']);
+  let sentAt = 0;
+  let txid = '';
+  let done = false;
+  // A surfnet busy with the fill may answer "unhealthy" for a while: the deposit is sent again until it takes it.
+  const send = async () => {
+    sentAt = performance.now();
+    for (let attempt = 0; attempt < 60 && !txid; attempt++) {
+      try {
+        const { blockhash } = await dev.connection.getLatestBlockhash('confirmed');
+        const tx = new Transaction({ feePayer: customer.publicKey, recentBlockhash: blockhash }).add(SystemProgram.transfer({ fromPubkey: customer.publicKey, toPubkey: to, lamports: 5_000_000n }));
+        tx.sign(customer);
+        sentAt = performance.now();
+        txid = await dev.connection.sendRawTransaction(tx.serialize(), { skipPreflight: true });
+      } catch {
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  };
+  const fill = fillSurfnet(dev, count, (sent) => {
+    if (sent >= count / 2 && sentAt === 0) sending = send();
+  }).finally(() => (done = true));
+  let sending: Promise<void> | undefined;
+  let detectedAt = 0;
+  const behind: number[] = [];
+  const deadline = performance.now() + 300_000;
+  while (detectedAt === 0 && performance.now() < deadline) {
+    const matched = await scanOnce(adapter, db, 'solana', { maxBlocks: 100 });
+    const cursor = (await readCursor(db, 'solana'))!.height;
+    behind.push(Number(BigInt(await reader.slot()) - cursor));
+    if (matched.some((m) => m.deposit.recipient === to.toBase58())) detectedAt = performance.now();
+    else if (done && sentAt === 0) break;
+    else await new Promise((r) => setTimeout(r, 100));
+  }
+  const filled = await fill;
+  await sending;
+  const status = txid ? (await dev.connection.getSignatureStatuses([txid], { searchTransactionHistory: true })).value[0] : null;
+  const slotTxs = status ? ((await reader.block(status.slot))?.transactions.length ?? 0) : 0;
+  console.log(
+    `  live: the watcher following the head while ${filled.sent} transactions were sent; one deposit sent halfway landed in slot ${status?.slot ?? '?'} among ${slotTxs} transactions, ` +
+      (detectedAt ? `matched ${f((detectedAt - sentAt) / 1000, 2)} s after it was sent` : 'NOT matched') +
+      `; slots behind the head after each pass: median ${median(behind)}, max ${Math.max(...behind)}`,
+  );
 }
 
 async function solanaReplay(db: Database['db']): Promise<void> {
@@ -165,33 +227,56 @@ async function solanaReplay(db: Database['db']): Promise<void> {
   try {
     const reader = new SolBlockReader(server.url);
     const ctx = { network: 'solana', nativeTicker: 'sol', mints: new Map([[mint, 'sol_usdc']]) };
-    const t: Timing[] = [];
-    const parts = { fetch: [] as number[], parse: [] as number[], detect: [] as number[], match: [] as number[] };
-    let candidates = 0;
-    for (let r = 0; r < Number(flags['replay-rounds']); r++) {
-      t.push(
-        await timed(async () => {
-          const b = scannedBlock((await reader.block(1))!, 1, ctx);
-          candidates = b.deposits.length;
-          await matchBlock(db, 'solana', b);
-        }),
+    const among = (addresses: string[]) => watchedAmong(db, 'solana', addresses);
+    const rounds = Number(flags['replay-rounds']);
+    const watcher = async () => matchBlock(db, 'solana', await scannedWatchedBlock((await reader.blockBytes(1))!, 1, ctx, among));
+    const former = async () => matchBlock(db, 'solana', scannedBlock((await reader.block(1))!, 1, ctx));
+    // The readings take turns, round by round, so that a load that comes and goes weighs on each alike.
+    const run = async (reads: Array<() => Promise<unknown[]>>) => {
+      const t = reads.map(() => [] as Array<Timing & { value: unknown[] }>);
+      for (let r = 0; r < rounds; r++) for (let k = 0; k < reads.length; k++) t[k].push(await timed(reads[k]));
+      return t.map((x) => ({ cpu: median(x.map((y) => y.cpuMs)), least: Math.min(...x.map((y) => y.cpuMs)), wall: median(x.map((y) => y.wallMs)), matched: x[0].value.length }));
+    };
+    const line = (name: string, r: { cpu: number; least: number; wall: number; matched: number }) =>
+      console.log(
+        `  ${name}: per block median ${f(r.cpu)} ms CPU (least ${f(r.least)}), ${f(r.wall)} ms wall, ${f((r.cpu * 1000) / MAINNET.solana.txs, 1)} µs CPU per tx = ` +
+          `${f((100 * r.cpu) / MAINNET.solana.intervalMs)} % of a core at 400 ms (target ≤ 80 ms: ${verdict(r.cpu <= 80)}); ${r.matched} deposits matched`,
       );
-      // The same steps one by one (CPU of each), for where the time goes.
-      const text = await timed(async () => (await fetch(server.url, { method: 'POST', body: JSON.stringify({ id: 1, method: 'getBlock' }) })).text());
-      const parsed = await timed(async () => (JSON.parse(text.value) as { result: RawBlock }).result);
-      const detected = await timed(async () => scannedBlock(parsed.value, 1, ctx));
-      const matched = await timed(() => matchBlock(db, 'solana', detected.value));
-      parts.fetch.push(text.cpuMs);
-      parts.parse.push(parsed.cpuMs);
-      parts.detect.push(detected.cpuMs);
-      parts.match.push(matched.cpuMs);
+    console.log(`solana REPLAY (a generated mainnet-shaped block of ${MAINNET.solana.txs} tx, ${f(json.length / 1e6)} MB as 'accounts', served by another process; ${rounds} rounds)`);
+    const [skip, full] = await run([watcher, former]);
+    line('watcher, no watched address in the block (fetch, named addresses, one lookup)', skip);
+    line('former reading (JSON.parse of the whole block, every candidate matched)', full);
+    // Where the time goes, step by step (CPU of each).
+    const parts = { fetch: [] as number[], named: [] as number[], lookup: [] as number[], outline: [] as number[], parse: [] as number[] };
+    let addresses = 0;
+    for (let r = 0; r < rounds; r++) {
+      const raw = await timed(async () => (await reader.blockBytes(1))!);
+      const n = await timed(async () => namedAddresses(raw.value)!);
+      const l = await timed(() => among(n.value.addresses));
+      const o = await timed(async () => outlineBlock(raw.value, false));
+      const p = await timed(async () => JSON.parse(raw.value.toString('utf8')) as unknown);
+      addresses = n.value.addresses.length;
+      parts.fetch.push(raw.cpuMs);
+      parts.named.push(n.cpuMs);
+      parts.lookup.push(l.cpuMs);
+      parts.outline.push(o.cpuMs);
+      parts.parse.push(p.cpuMs);
     }
-    const cpu = median(t.map((x) => x.cpuMs));
+    const m = (xs: number[]) => `${f(median(xs))} (least ${f(Math.min(...xs))})`;
     console.log(
-      `solana REPLAY (a generated mainnet-shaped block of ${MAINNET.solana.txs} tx, ${f(json.length / 1e6)} MB as 'accounts', ${candidates} candidate deposits, served from this process): ` +
-        `per block median ${f(cpu)} ms CPU (the serving included), ${f(median(t.map((x) => x.wallMs)))} ms wall = ${f((100 * cpu) / MAINNET.solana.intervalMs)} % of a core at 400 ms (target ≤ 80 ms: ${verdict(cpu <= 80)}); ` +
-        `CPU medians: fetch and serve ${f(median(parts.fetch))} ms, JSON.parse ${f(median(parts.parse))} ms, detection ${f(median(parts.detect))} ms, match ${f(median(parts.match))} ms`,
+      `  CPU medians, ms: fetch ${m(parts.fetch)}, named addresses ${m(parts.named)}, lookup of its ${addresses} addresses ${m(parts.lookup)}; ` +
+        `when one is watched, the outline of the transactions ${m(parts.outline)}; for comparison, JSON.parse of the whole answer ${m(parts.parse)}`,
     );
+    // A SOL deposit in the block to an address now watched (one the generator pays in several transactions).
+    const parsed = (await reader.block(1))!;
+    const paid = parsed.transactions.find((tx, t) => t % 5 === 1 && t % 2 === 1 && !tx.meta?.err)!.transaction.accountKeys[2].pubkey;
+    const index = WATCHED + 1;
+    await db.execute(sql`INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority)
+      VALUES (${`https://shop.example/sol/${index}`}, 'sol', 'sol', ${paid}, ${paid}, ${index}, false, 1, 0, 0, 0, 'default')`);
+    const naming = parsed.transactions.filter((tx) => tx.transaction.accountKeys.some((k) => k.pubkey === paid)).length;
+    const [hit, fullHit] = await run([watcher, former]);
+    line(`watcher, a watched address named in ${naming} of the transactions (fetch, named addresses, lookup, outline, parse of those)`, hit);
+    line('former reading of that block', fullHit);
   } finally {
     await server.stop();
   }
@@ -243,11 +328,9 @@ async function main(): Promise<void> {
   const database = await openPostgres(await server.database(), { max: 2 });
   try {
     console.log(`figures of this process only (nodes and PostgreSQL run in their own); ${WATCHED} watched addresses per family; load on the machine counts in every figure`);
-    if (flags.only !== 'evm') {
-      await solana(database.db);
-      await solanaReplay(database.db);
-    }
-    if (flags.only !== 'sol') await ethereum(database.db);
+    if (flags.only === undefined || flags.only === 'sol') await solana(database.db);
+    if (flags.only === undefined || flags.only === 'sol' || flags.only === 'replay') await solanaReplay(database.db);
+    if (flags.only === undefined || flags.only === 'evm') await ethereum(database.db);
   } finally {
     await database.close();
     await server.stop();

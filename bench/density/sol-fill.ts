@@ -33,6 +33,17 @@ function signed(ixs: TransactionInstruction[], payer: Keypair, key: KeyObject, b
   return tx.serialize({ verifySignatures: false }).toString('base64');
 }
 
+/** A surfnet busy with the sends before may hold a question longer than the reader waits: asked again. */
+async function again<T>(ask: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ask();
+    } catch (e) {
+      if (attempt >= attempts) throw e;
+    }
+  }
+}
+
 export async function fillSurfnet(dev: SurfnetDevnet, count: number, onProgress?: (sent: number) => void): Promise<SolFill> {
   // A send surfnet holds longer than 10 s is counted as refused (a loaded surfnet has been seen to stall).
   const reader = new SolBlockReader(dev.rpcUrl, 1, 10_000);
@@ -54,7 +65,7 @@ export async function fillSurfnet(dev: SurfnetDevnet, count: number, onProgress?
   const voterKeys = voters.map(nativeKey);
 
   const from = await reader.slot();
-  const latest = async () => (await reader.rpc<{ value: { blockhash: string } }>('getLatestBlockhash', [{ commitment: 'confirmed' }])).value.blockhash;
+  const latest = () => again(async () => (await reader.rpc<{ value: { blockhash: string } }>('getLatestBlockhash', [{ commitment: 'confirmed' }])).value.blockhash);
   const sign1 = (i: number, blockhash: string): string => {
     const kind = i % 20;
     if (kind < 10) {
@@ -99,9 +110,12 @@ export async function fillSurfnet(dev: SurfnetDevnet, count: number, onProgress?
   const last = sigs.filter(Boolean).slice(-50);
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
-    const { value } = await reader.rpc<{ value: Array<{ confirmationStatus?: string } | null> }>('getSignatureStatuses', [last, { searchTransactionHistory: true }]);
-    if (value.every((s) => s && s.confirmationStatus !== 'processed')) break;
+    // A surfnet still busy with the sends may hold the question past the reader's timeout: asked again.
+    const value = await reader
+      .rpc<{ value: Array<{ confirmationStatus?: string } | null> }>('getSignatureStatuses', [last, { searchTransactionHistory: true }])
+      .then((r) => r.value, () => null);
+    if (value?.every((s) => s && s.confirmationStatus !== 'processed')) break;
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { from, to: await reader.slot(), sent: count - failedToSend, failedToSend };
+  return { from, to: await again(() => reader.slot()), sent: count - failedToSend, failedToSend };
 }

@@ -1,5 +1,7 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { PublicKey } from '@solana/web3.js';
 
@@ -67,18 +69,46 @@ export function mainnetShapedBlock(txs: number, watchedMint: string): string {
   return JSON.stringify({ blockHeight: 1, blockTime: 1, blockhash: new PublicKey(randomBytes(32)).toBase58(), parentSlot: 0, previousBlockhash: '', transactions });
 }
 
+// The server runs in a process of its own, so that the figures of the reading process are its own alone.
+const SERVER = `
+const http = require('node:http');
+const block = require('node:fs').readFileSync(process.argv[1]);
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const { id, method } = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    res.setHeader('content-type', 'application/json');
+    if (method !== 'getBlock') return res.end('{"jsonrpc":"2.0","id":' + id + ',"result":null}');
+    res.write('{"jsonrpc":"2.0","id":' + id + ',"result":');
+    res.write(block);
+    res.end('}');
+  });
+});
+server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
+`;
+
 /** Answers every getBlock with `blockJson`; anything else with null. */
 export async function serveBlock(blockJson: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
-    req.on('end', () => {
-      const { id, method } = JSON.parse(body) as { id: number; method: string };
-      res.setHeader('content-type', 'application/json');
-      res.end(method === 'getBlock' ? `{"jsonrpc":"2.0","id":${id},"result":${blockJson}}` : `{"jsonrpc":"2.0","id":${id},"result":null}`);
+  const dir = mkdtempSync(path.join(tmpdir(), 'gw-sol-replay-'));
+  const file = path.join(dir, 'block.json');
+  writeFileSync(file, blockJson);
+  const child = spawn(process.execPath, ['-e', SERVER, file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (out.includes('\n')) resolve(Number(out.trim()));
     });
+    child.once('exit', (code) => reject(new Error(`block server exited (${code})`)));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, stop: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill();
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -66,6 +66,13 @@ export interface ScanScope {
    * payments (EVM call traces). Default true.
    */
   watched?: boolean;
+  /**
+   * Which of these addresses a configuration of the network watches, asked now. Given, an adapter may read
+   * only the transactions that name a watched address (Solana: a mainnet block's other transactions cost more
+   * to parse than the slot's share of a core); the deposits to watched addresses are the same, `txids` then
+   * lists only those transactions. Absent: every transaction is read.
+   */
+  watchedAmong?(addresses: string[]): Promise<Set<string>>;
 }
 
 export interface ScanBatch {

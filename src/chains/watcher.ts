@@ -1,4 +1,4 @@
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { NETWORKS } from '../domain/assets';
 import type { Db } from '../db/client';
 import { chainCursors, configTickers, paymentConfigs } from '../db/schema';
@@ -97,6 +97,20 @@ export async function matchBlock(db: Db, network: string, block: ScannedBlock, t
   return out;
 }
 
+/**
+ * Which of `addresses` are the address_in of a configuration of the network's family: one indexed query for
+ * a block's thousands of addresses (sent as one text parameter, not one bind parameter each), asked after the
+ * block was read, so a configuration made before a payment to it was sent is always seen.
+ */
+export async function watchedAmong(db: Db, network: string, addresses: string[]): Promise<Set<string>> {
+  if (addresses.length === 0) return new Set();
+  const rows = await db
+    .selectDistinct({ address: paymentConfigs.addressIn })
+    .from(paymentConfigs)
+    .where(and(eq(paymentConfigs.family, NETWORKS[network].addressFamily), sql`${paymentConfigs.addressIn} = ANY(string_to_array(${addresses.join(',')}, ','))`));
+  return new Set(rows.map((r) => r.address));
+}
+
 /** Networks with a watched address, per database: a configuration is never deleted, so once known is enough. */
 const watchedNetworks = new WeakMap<Db, Set<string>>();
 
@@ -134,7 +148,7 @@ export async function scanOnce(adapter: ChainAdapter, db: Db, network: string, o
     }
   }
   const watched = await anyWatched(db, network);
-  const batch = await adapter.scan(from, opts.maxBlocks, { watched });
+  const batch = await adapter.scan(from, opts.maxBlocks, { watched, watchedAmong: (addresses) => watchedAmong(db, network, addresses) });
   // A configuration made while these blocks were read without what only payments need (EVM traces) may
   // have been paid in them: nothing is kept, and the next pass reads them again with it.
   if (!watched && (await anyWatched(db, network))) return [];

@@ -19,7 +19,7 @@ import { startSurfnet, sendAndPoll, type SurfnetDevnet } from '../../src/chains/
 import { SolAdapter } from '../../src/chains/sol/adapter';
 import { SolBlockReader } from '../../src/chains/sol/block-reader';
 import { readParsedBlock } from '../../src/chains/sol/parsed-scan';
-import { scannedBlock } from '../../src/chains/sol/scan';
+import { scannedBlock, scannedWatchedBlock } from '../../src/chains/sol/scan';
 import { paymentConfigs } from '../../src/db/schema';
 import { readCursor, scanOnce, writeCursor, type MatchedDeposit } from '../../src/chains/watcher';
 import { createTestDatabase } from '../helpers/db';
@@ -141,6 +141,28 @@ test('the same real blocks give the same deposits and txids as the web3.js readi
     for (const id of fast.txids!) seen.add(id);
   }
   for (const tx of [solTx, splTx, plainTx, failedTx, voteTx, strangerTx]) expect(seen).toContain(tx);
+
+  // The watcher's reading with the watched addresses known: the same blocks, only the transactions that name
+  // a watched address parsed, the same deposits to watched recipients as the full reading; a block naming
+  // none read for its hash alone.
+  const watchedSet = new Set([solOwner, ataOwner, otherAccountOwner, failedOwner].map((k) => k.toBase58()));
+  const among = async (addresses: string[]) => new Set(addresses.filter((a) => watchedSet.has(a)));
+  let skipped = 0;
+  const watchedTxids = new Set<string>();
+  for await (const [slot, bytes] of reader.blocks(slots, (s) => reader.blockBytes(s))) {
+    const old = await readParsedBlock(dev.connection, slot, ctx);
+    expect(bytes === null).toBe(old === null);
+    if (!bytes || !old) continue;
+    const fast = await scannedWatchedBlock(bytes, slot, ctx, among);
+    expect(fast.hash).toBe(old.hash);
+    expect(fast.deposits.filter((d) => watchedSet.has(d.recipient) && fast.confirm!(d))).toEqual(old.deposits.filter((d) => watchedSet.has(d.recipient)));
+    if (fast.txids!.length === 0) skipped++;
+    for (const id of fast.txids!) watchedTxids.add(id);
+  }
+  expect(skipped).toBeGreaterThan(0);
+  // The transactions naming a watched address, failed or not; not the vote-shaped or the irrelevant one.
+  expect([solTx, splTx, plainTx, failedTx].every((tx) => watchedTxids.has(tx))).toBe(true);
+  expect(watchedTxids.has(voteTx) || watchedTxids.has(strangerTx)).toBe(false);
 
   // The watcher (the adapter's scan and the match) finds the SOL payment and the one into the associated
   // token account, with their amounts; not the other token account, the failed transaction or the rest.

@@ -13,6 +13,7 @@ import {
   type ObservedDeposit,
   type ScanBatch,
   type ScannedBlock,
+  type ScanScope,
   type SweepRequest,
 } from '../adapter';
 import { deriveAddressIn, deriveSolKeypair, validateAddress } from '../addresses';
@@ -32,7 +33,7 @@ import {
 } from './fees';
 import { prepareSolForward, prepareSplForward, recentBlockhashOf, sourceOf } from './forward';
 import { classifySolError, solConnection } from './rpc';
-import { scannedBlock } from './scan';
+import { scannedBlock, scannedWatchedBlock } from './scan';
 import { SolBlockReader } from './block-reader';
 import { prepareSolSweep, prepareSplSweep, solBalance, solBalanceSeen } from './sweep';
 import { EndpointPool } from '../endpoints';
@@ -102,7 +103,7 @@ export class SolAdapter implements ChainAdapter {
     return { height: BigInt(slot), hash: (await this.reader.blockhash(slot)) ?? '' };
   }
 
-  async scan(cursor: Cursor | null, maxBlocks = 100): Promise<ScanBatch> {
+  async scan(cursor: Cursor | null, maxBlocks = 100, scope: ScanScope = {}): Promise<ScanBatch> {
     const head = await this.head();
     if (!cursor) return { blocks: [], cursor: head, rewound: false };
     // Confirmed slots are not rolled back; a cursor above the head means the cluster itself was reset
@@ -114,7 +115,12 @@ export class SolAdapter implements ChainAdapter {
     const slots = await this.reader.slotsAfter(after, Number(head.height), maxBlocks);
     const blocks: ScannedBlock[] = [];
     const ctx = { network: this.network, nativeTicker: this.nativeTicker, mints: this.mints };
-    for await (const [slot, b] of this.reader.blocks(slots)) if (b) blocks.push(scannedBlock(b, slot, ctx));
+    const watchedAmong = scope.watchedAmong;
+    if (watchedAmong) {
+      for await (const [slot, b] of this.reader.blocks(slots, (s) => this.reader.blockBytes(s))) if (b) blocks.push(await scannedWatchedBlock(b, slot, ctx, watchedAmong));
+    } else {
+      for await (const [slot, b] of this.reader.blocks(slots)) if (b) blocks.push(scannedBlock(b, slot, ctx));
+    }
     // With fewer than maxBlocks existing blocks the whole range up to the head has been read.
     const next: Cursor = slots.length < maxBlocks ? head : { height: blocks[blocks.length - 1].height, hash: blocks[blocks.length - 1].hash };
     return { blocks, cursor: next, rewound };

@@ -1,6 +1,7 @@
 import { NodeUnavailableError } from '../adapter';
 import { EndpointPool } from '../endpoints';
 import { HttpStatusError, RpcTransportError, networkCode } from './rpc';
+import { postJson } from './http-post';
 
 /**
  * The watcher's reading of Solana blocks as plain JSON-RPC (DESIGN 13): one fetch and one JSON.parse per
@@ -56,6 +57,24 @@ const UNAVAILABLE_CODES = new Set([-32004, -32005, -32014, -32016]);
 // The slot has no block (skipped, or outside the node's long-term storage).
 const NO_BLOCK_CODES = new Set([-32007, -32009]);
 
+const BLOCKHASH_KEY = Buffer.from('"blockhash"');
+
+/** A JSON-RPC answer's result, or its error classified. */
+function answer<T>(method: string, text: string): T {
+  let body: { result?: T; error?: { code: number; message: string } };
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch (e) {
+    throw new NodeUnavailableError(`${method}: not JSON`, { cause: e });
+  }
+  if (body.error) {
+    const { code, message } = body.error;
+    if (UNAVAILABLE_CODES.has(code)) throw new NodeUnavailableError(`${method}: ${message}`);
+    throw new SolRpcError(code, `${method}: ${message}`);
+  }
+  return body.result as T;
+}
+
 export class SolBlockReader {
   private readonly pool: EndpointPool;
   private nextId = 1;
@@ -74,32 +93,22 @@ export class SolBlockReader {
   }
 
   async rpc<T>(method: string, params: unknown[]): Promise<T> {
-    let text: string;
+    return answer<T>(method, (await this.post(method, params)).toString('utf8'));
+  }
+
+  /** The answer's bytes (no text decoding), after its HTTP status was checked. */
+  private async post(method: string, params: unknown[]): Promise<Buffer> {
     try {
       const body = JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params });
       // A healthy endpoint of the network (the next one when this one cannot be reached), its own credentials.
-      const res = await this.pool.read((ep) =>
-        fetch(ep.url, { method: 'POST', headers: { 'content-type': 'application/json', ...ep.headers }, body, signal: AbortSignal.timeout(this.timeoutMs) }),
-      );
-      text = await res.text();
-      if (res.status === 429 || res.status >= 500) throw new HttpStatusError(res.status);
-      if (!res.ok) throw new SolRpcError(res.status, `${method}: HTTP ${res.status}`);
+      const { status, bytes } = await this.pool.read((ep) => postJson(ep.url, ep.headers, body, this.timeoutMs));
+      if (status === 429 || status >= 500) throw new HttpStatusError(status);
+      if (status < 200 || status > 299) throw new SolRpcError(status, `${method}: HTTP ${status}`);
+      return bytes;
     } catch (e) {
       if (e instanceof NodeUnavailableError || e instanceof SolRpcError) throw e;
       throw new RpcTransportError(networkCode(e), e);
     }
-    let body: { result?: T; error?: { code: number; message: string } };
-    try {
-      body = JSON.parse(text) as typeof body;
-    } catch (e) {
-      throw new NodeUnavailableError(`${method}: not JSON`, { cause: e });
-    }
-    if (body.error) {
-      const { code, message } = body.error;
-      if (UNAVAILABLE_CODES.has(code)) throw new NodeUnavailableError(`${method}: ${message}`);
-      throw new SolRpcError(code, `${method}: ${message}`);
-    }
-    return body.result as T;
   }
 
   slot(): Promise<number> {
@@ -113,12 +122,20 @@ export class SolBlockReader {
   }
 
   /** The block with what detection reads, or null when the slot has no block. */
-  block(slot: number): Promise<RawBlock | null> {
+  async block(slot: number): Promise<RawBlock | null> {
+    const b = await this.blockBytes(slot);
+    return b && (JSON.parse(b.toString('utf8')) as { result: RawBlock }).result;
+  }
+
+  /** The same block's answer unparsed (./block-bytes.ts reads it), or null when the slot has no block. */
+  blockBytes(slot: number): Promise<Buffer | null> {
+    const method = 'getBlock';
+    const params = [slot, { commitment: 'confirmed', encoding: 'json', transactionDetails: 'accounts', maxSupportedTransactionVersion: 0, rewards: false }];
     return this.orNone(
-      this.rpc<RawBlock | null>('getBlock', [
-        slot,
-        { commitment: 'confirmed', encoding: 'json', transactionDetails: 'accounts', maxSupportedTransactionVersion: 0, rewards: false },
-      ]),
+      this.post(method, params).then((bytes) =>
+        // No block object (every block has a hash): an error answer or none, small; read as any other answer.
+        bytes.includes(BLOCKHASH_KEY) ? bytes : answer<null>(method, bytes.toString('utf8')),
+      ),
     );
   }
 
@@ -140,12 +157,15 @@ export class SolBlockReader {
     return slots.slice(0, max);
   }
 
-  /** The slots' blocks in order, `inFlight` requests ahead of the one returned. */
-  async *blocks(slots: number[]): AsyncGenerator<[number, RawBlock | null]> {
-    const pending: Array<Promise<RawBlock | null>> = [];
+  /** The slots' blocks in order (parsed, or as `read` reads them), `inFlight` requests ahead of the one returned. */
+  blocks(slots: number[]): AsyncGenerator<[number, RawBlock | null]>;
+  blocks<B>(slots: number[], read: (slot: number) => Promise<B | null>): AsyncGenerator<[number, B | null]>;
+  async *blocks<B>(slots: number[], read?: (slot: number) => Promise<B | null>): AsyncGenerator<[number, B | null]> {
+    const get = read ?? ((slot: number) => this.block(slot) as Promise<B | null>);
+    const pending: Array<Promise<B | null>> = [];
     let next = 0;
     const send = () => {
-      const p = this.block(slots[next++]);
+      const p = get(slots[next++]);
       p.catch(() => undefined); // awaited in turn below; a consumer that stops early leaves it unobserved
       pending.push(p);
     };
@@ -157,7 +177,7 @@ export class SolBlockReader {
     }
   }
 
-  private async orNone<T>(p: Promise<T>): Promise<T | null> {
+  private async orNone<T>(p: Promise<T | null>): Promise<T | null> {
     try {
       return await p;
     } catch (e) {
