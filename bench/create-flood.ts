@@ -1,6 +1,6 @@
 /**
  * Creates under a flood (issue 56): 200 connections of anonymous creates of one ticker for BENCH_SECONDS,
- * while an honest merchant (a process of its own) creates once a second, for sol (the worker's pre-derived pool) and eth (xpub
+ * while an honest merchant (a process of its own, running before the flood starts) creates once a second, for sol (the worker's pre-derived pool) and eth (xpub
  * derivation), from one flooding address and from many. Real PostgreSQL (DATABASE_URL's server, or a
  * throw-away cluster), the production API process (src/entry/api.ts) behind a trusted "proxy" (TRUST_PROXY=
  * loopback: each client is named by X-Forwarded-For), and the worker's part played here: the public material
@@ -53,22 +53,33 @@ interface Honest {
   failures: Record<string, number>;
 }
 
-/** The honest merchant (bench/lib/honest-merchant.ts) in its own process, for as long as the flood. */
-function honestMerchant(base: string, ticker: string): Promise<Honest> {
+/**
+ * The honest merchant (bench/lib/honest-merchant.ts) in its own process, already running (one create made)
+ * when the flood starts: `go` starts its once-a-second creates, `result` is what they met.
+ */
+async function honestMerchant(base: string, ticker: string): Promise<{ go: () => void; result: Promise<Honest> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'lib/honest-merchant.ts'), base, ticker, OUT[ticker], String(SECONDS)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
   let text = '';
-  child.stdout.on('data', (d: Buffer) => (text += d.toString()));
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(text) as Honest) : reject(new Error(`the honest merchant exited with ${code}`))));
+  const result = new Promise<Honest>((resolve, reject) => {
+    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(text.replace(/^warm\n/, '')) as Honest) : reject(new Error(`the honest merchant exited with ${code}`))));
   });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      text += d.toString();
+      if (text.startsWith('warm\n')) resolve();
+    });
+    result.catch(reject);
+  });
+  return { go: () => child.stdin.write('go\n'), result };
 }
 
 async function flood(base: string, ticker: string, mode: 'one' | 'many') {
   const answers: Record<string, number> = {};
   let ok = 0;
-  const honest = honestMerchant(base, ticker);
+  const honest = await honestMerchant(base, ticker);
+  honest.go();
   const result = await autocannon({
     url: base,
     connections: CONNECTIONS,
@@ -95,7 +106,7 @@ async function flood(base: string, ticker: string, mode: 'one' | 'many') {
       },
     ],
   });
-  const h = await honest;
+  const h = await honest.result;
   return { result, ok, answers, honest: h };
 }
 
