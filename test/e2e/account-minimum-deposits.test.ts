@@ -1,4 +1,5 @@
 import { Connection } from '@solana/web3.js';
+import { JsonRpcProvider, Network, Wallet } from 'ethers';
 import { sql } from 'drizzle-orm';
 import { devnetAddress, devnetPay } from '../../src/chains/devnet/drive';
 import { ASSETS } from '../../src/domain/assets';
@@ -19,19 +20,54 @@ import { balanceOf, catalogOf, createConfig, logsOf, startGateway, rowsOf, Switc
 const prices = new SwitchablePrices();
 let gw: Gateway;
 
+let stopTraffic: (() => Promise<void>) | undefined;
+
 beforeAll(async () => {
   gw = await startGateway({
     prices,
     // 'localhost' names the same loopback merchant: its configurations pay the lowest tier's percentage.
     env: { MINIMUM_REFRESH_MS: '2000', FEE_DOMAIN_OVERRIDES: 'localhost=0.50' },
   });
+  stopTraffic = await otherCustomers();
 }, 240_000);
 afterAll(async () => {
+  await stopTraffic?.();
   await gw?.stop();
 }, 60_000);
 
+/**
+ * Other customers' transfers on anvil, one every 1.5 s with the tip the devnet's customer pays. The EVM
+ * minimums follow the fee reading (the median tip of the last ten blocks), and on an otherwise empty local
+ * chain the deposit's own transaction is the only tip in it: paying the published minimum raised the minimum
+ * the deposit was then judged by (erc20_usdt 5.000000 → 7.379440, failed as below it). With traffic, as on
+ * a public chain, one more transaction does not move the reading. Started once the first has been mined.
+ */
+async function otherCustomers(): Promise<() => Promise<void>> {
+  const eth = gw.devnets.state.ethereum!;
+  const provider = new JsonRpcProvider(eth.rpcUrl, Network.from(BigInt(eth.chainId)), { staticNetwork: true, cacheTimeout: -1 });
+  const wallet = Wallet.createRandom().connect(provider);
+  await provider.send('anvil_setBalance', [wallet.address, '0x' + (10n ** 21n).toString(16)]);
+  const tip = (await provider.getFeeData()).maxPriorityFeePerGas ?? undefined;
+  const send = async () => void (await (await wallet.sendTransaction({ to: Wallet.createRandom().address, value: 1n, maxPriorityFeePerGas: tip })).wait());
+  await send();
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      await new Promise((r) => setTimeout(r, 1_500));
+      await send().catch(() => undefined);
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await loop;
+    provider.destroy();
+  };
+}
+
 async function publishedMinimum(ticker: string): Promise<bigint> {
   await waitFor(async () => (await catalogOf(gw))[ticker]?.minimum != null, 90_000, `${ticker} minimum computed`);
+  // Two refreshes (MINIMUM_REFRESH_MS) after the other customers' first transfer at the latest.
+  await new Promise((r) => setTimeout(r, 4_500));
   return parseUnits((await catalogOf(gw))[ticker].minimum!, ASSETS[ticker].decimals);
 }
 
