@@ -149,7 +149,7 @@ const MISSING_ADDRESS_RETRIES = 5;
 async function createOrFind(deps: PublicDeps, creates: CreateBatcher, v: AssetView, c: Checked): Promise<{ config: CreatedConfig | undefined; created: boolean }> {
   const { from, supply } = await deps.addresses.depositAddresses(v.network.id, v.runtime!.mode);
   if (supply && !supply.stocked) await supply.refill();
-  let waitedMs: number | undefined;
+  let waitedMs = 0;
   for (let attempt = 0; ; attempt++) {
     try {
       const { outIsDeposit, existing, made } = await creates.create(c.input, from, c.outCanonical);
@@ -164,7 +164,6 @@ async function createOrFind(deps: PublicDeps, creates: CreateBatcher, v: AssetVi
       // (it polls the pool several times a second), counted; 1501 only if no address comes within the wait.
       if (e instanceof AddressPoolEmptyError) {
         addressPoolEmpty.inc({ network: e.network });
-        waitedMs ??= 0;
         if (waitedMs >= POOL_WAIT_MS) throw new GatewayError(1501);
         await new Promise((r) => setTimeout(r, POOL_RETRY_MS));
         waitedMs += POOL_RETRY_MS;
