@@ -9,7 +9,6 @@ import { configOrExit } from './entry/common';
 import { openDatabase, type Database } from './db/client';
 import { SEARCH_ATTRIBUTE_CLI_TYPES } from './domain/search-attributes';
 import { startMetricsServer } from './observability/metrics';
-import { startApiRuntime } from './runtime/api';
 import { loadApiThread } from './runtime/api-thread';
 import { apiPart, buildServices } from './runtime/services';
 import { startWorkerRuntime } from './runtime/worker';
@@ -46,6 +45,10 @@ async function main(cfg: Config): Promise<void> {
   const apiThread = cfg.embeddedApi === 'process' ? undefined : loadApiThread({ pglite: !cfg.databaseUrl });
   if (apiThread) stops.push(() => apiThread.terminate());
 
+  // The Go servers it starts (the Temporal dev server, bchd) collect garbage when their heap has grown by a
+  // quarter instead of doubled: a small, steady heap is what the embedded default wants (an operator's own
+  // GOGC stands).
+  process.env.GOGC ??= '25';
   const env = { ...process.env };
   const wantDevnet = cfg.devnet ?? Object.keys(chainConfigFromEnv(process.env)).length === 0;
   if (wantDevnet) reservePorts(cfg.port, cfg.temporalUiPort, cfg.metricsPort);
@@ -103,7 +106,11 @@ async function main(cfg: Config): Promise<void> {
   // The same split as in production: the API part sees public material only, never the seed or the key.
   // It runs in a thread of its own, so that requests never queue behind the worker's activities, watchers
   // and PGlite on the main thread (EMBEDDED_API=process keeps it there, as before, for comparison).
-  const api = apiThread ? await apiThread.start(database, env) : await startApiRuntime(apiPart(services));
+  // The main thread loads the API's modules (Express, the OpenAPI document, the schemas) only when it serves it.
+  const api = apiThread
+    ? await apiThread.start(database, env)
+    : // eslint-disable-next-line @typescript-eslint/no-require-imports
+      await (require('./runtime/api') as typeof import('./runtime/api')).startApiRuntime(apiPart(services));
   stops.push(() => api.stop());
   if (cfg.metricsPort !== undefined) {
     const metrics = await startMetricsServer(cfg.host, cfg.metricsPort, 'metrics' in api ? [() => api.metrics()] : []);
