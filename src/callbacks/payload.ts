@@ -4,13 +4,6 @@ import { callbackConfirmations } from '../domain/finality';
 import { formatUnits } from '../domain/money';
 import type { CallbackEvent, CallbackSnapshot, PayloadFields, Transport } from './types';
 
-/** Every name the gateway may put in a callback; merchant query keys must not reuse them (SPEC 4.9). */
-export const PAYLOAD_FIELD_NAMES: readonly string[] = [
-  'uuid', 'address_in', 'address_out', 'txid_in', 'vout', 'txid_out', 'confirmations', 'value', 'value_coin',
-  'value_forwarded', 'value_forwarded_coin', 'fee', 'fee_coin', 'price', 'coin', 'result', 'pending',
-  'value_coin_convert', 'value_forwarded_coin_convert',
-];
-
 const DECIMAL = /^\d+(\.\d+)?$/;
 
 /** A price the gateway may show: a positive decimal. Anything else means "unavailable" and is omitted. */

@@ -1,4 +1,4 @@
-import { PAYLOAD_FIELD_NAMES } from './payload';
+import { isReservedCallbackKey } from '../domain/callback-fields';
 import type { PayloadFields, Transport } from './types';
 
 /** Merchant query pairs kept in a callback (SPEC 8). */
@@ -37,10 +37,9 @@ function decodeKey(raw: string): string {
 export function merchantPairs(search: string): string[] {
   const raw = search.startsWith('?') ? search.slice(1) : search;
   if (raw === '') return [];
-  const reserved = new Set(PAYLOAD_FIELD_NAMES);
   return raw
     .split('&')
-    .filter((pair) => pair !== '' && !reserved.has(decodeKey(pair.split('=')[0])))
+    .filter((pair) => pair !== '' && !isReservedCallbackKey(decodeKey(pair.split('=')[0])))
     .slice(0, MAX_MERCHANT_PAIRS);
 }
 
