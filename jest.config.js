@@ -24,6 +24,7 @@ const UNIT = [
   '<rootDir>/test/domain/fees.test.ts',
   '<rootDir>/test/domain/finality.test.ts',
   '<rootDir>/test/domain/callback-fields.test.ts',
+  '<rootDir>/test/domain/deposit-key.test.ts',
   '<rootDir>/test/domain/lifecycle.test.ts',
   '<rootDir>/test/callbacks/payload.test.ts',
   '<rootDir>/test/callbacks/transport.test.ts',

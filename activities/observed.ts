@@ -3,6 +3,7 @@ import type { Db } from '../src/db/client';
 import { loadConfig, recordDeposit, reviveDeposit, type ConfigRow, type NewDeposit, type PaymentRow } from '../src/db/queries/payments';
 import { ASSETS, NETWORKS, type Priority } from '../src/domain/assets';
 import { computeFees, type FeePolicy } from '../src/domain/fees';
+import { depositKey } from '../src/domain/deposit-key';
 import { dueHeight } from '../src/domain/finality';
 import { formatUnits } from '../src/domain/money';
 import { depositsObserved } from '../src/observability/metrics';
@@ -34,7 +35,7 @@ export async function recordObserved(db: Db, input: DepositInput): Promise<{ pay
     configId: input.configId,
     ticker: input.ticker,
     network: input.network,
-    depositKey: `deposit:${input.network}:${input.txid}:${input.index}`,
+    depositKey: depositKey(input),
     txidIn: input.txid,
     vout: utxo ? input.index : null,
     blockNumber: BigInt(input.blockNumber),
