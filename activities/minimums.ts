@@ -8,7 +8,8 @@ import { assets } from '../src/db/schema';
 import { ASSETS, NETWORKS, findAsset, type Asset } from '../src/domain/assets';
 import type { FeePolicy } from '../src/domain/fees';
 import { publishedMinimum } from '../src/domain/minimum';
-import { convertUnits, formatUnits, parseUnits } from '../src/domain/money';
+import { formatUnits, parseUnits } from '../src/domain/money';
+import { nativeCostInAsset } from '../src/domain/network-cost';
 import { logger } from '../src/observability/logger';
 import { scrubText } from '../src/observability/redact';
 import type { PriceSource } from '../src/prices/source';
@@ -86,8 +87,7 @@ export function createMinimumActivities(deps: MinimumDeps) {
       // Gas top-up (ERC-20) or fee payer and rent (SPL), paid in the native coin, recovered in the token.
       const price = await priceOfNativeInAsset(deps.prices, a);
       if (price === undefined) throw new Unavailable(`no price to convert the ${NETWORKS[a.network].name} network cost into ${a.symbol}`);
-      const native = ASSETS[NETWORKS[a.network].nativeTicker];
-      cost += convertUnits(estimate.sponsorCost, native.decimals, a.decimals, price);
+      cost += nativeCostInAsset(a, estimate.sponsorCost, price);
     }
     return { cost, payoutFloor: estimate.payoutFloor ?? 0n };
   }

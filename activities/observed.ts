@@ -1,7 +1,7 @@
 import type { ChainAdapter } from '../src/chains/adapter';
 import type { Db } from '../src/db/client';
 import { loadConfig, recordDeposit, reviveDeposit, type ConfigRow, type NewDeposit, type PaymentRow } from '../src/db/queries/payments';
-import { ASSETS, NETWORKS, type Priority } from '../src/domain/assets';
+import { NETWORKS, type Priority } from '../src/domain/assets';
 import { computeFees, type FeePolicy } from '../src/domain/fees';
 import { depositKey } from '../src/domain/deposit-key';
 import { dueHeight } from '../src/domain/finality';
@@ -71,12 +71,9 @@ export async function judgeObserved(deps: JudgeDeps, payment: PaymentRow, config
   if (cost.sponsorCost > 0n) nativePrice = await priceOfNativeInAsset(deps.prices, a);
   const fees = computeFees({
     value,
-    decimals: a.decimals,
+    asset: a,
     feePercent,
-    costs: [
-      { amount: cost.networkFee, sameAsset: true, decimals: a.decimals },
-      ...(cost.sponsorCost > 0n ? [{ amount: cost.sponsorCost, sameAsset: false, decimals: ASSETS[NETWORKS[a.network].nativeTicker].decimals, priceInDeposit: nativePrice }] : []),
-    ],
+    costs: [{ amount: cost.networkFee, paidIn: 'asset' }, ...(cost.sponsorCost > 0n ? [{ amount: cost.sponsorCost, paidIn: 'native' as const, priceInAsset: nativePrice }] : [])],
   });
   if (fees.eligible) return { eligible: true, evidence: true };
   // At or above the minimum, a cost above what the deposit can pay is a reading of now (a fee spike, a price

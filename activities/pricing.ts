@@ -4,7 +4,8 @@ import { forwardedValueOfHost } from '../src/db/queries/host-volume';
 import type { ConfigRow } from '../src/db/queries/payments';
 import { statedMinimum } from '../src/domain/minimum';
 import { parseUnits } from '../src/domain/money';
-import { ASSETS, NETWORKS, type Asset } from '../src/domain/assets';
+import { ASSETS, type Asset } from '../src/domain/assets';
+import { nativeOf, nativePriceInAsset } from '../src/domain/network-cost';
 import { chooseFeePercent, type FeePolicy } from '../src/domain/fees';
 import type { Db } from '../src/db/client';
 import type { PriceSource } from '../src/prices/source';
@@ -37,11 +38,10 @@ export async function chooseFeeFor(deps: { db: Db; feePolicy: FeePolicy }, confi
 
 /** Units of `asset` per one unit of its network's native coin (e.g. USDT per ETH), from USDT quotes. */
 export async function priceOfNativeInAsset(prices: PriceSource, asset: Asset): Promise<string | undefined> {
-  const native = ASSETS[NETWORKS[asset.network].nativeTicker];
-  if (native.ticker === asset.ticker) return '1';
+  const native = nativeOf(asset);
+  if (native.ticker === asset.ticker) return nativePriceInAsset(asset, undefined, undefined);
   const [n, a] = await Promise.all([prices.usdt(native.symbol), prices.usdt(asset.symbol)]);
-  if (!n || !a) return undefined;
-  return new Decimal(n).div(a).toFixed(18, Decimal.ROUND_UP);
+  return nativePriceInAsset(asset, n ?? undefined, a ?? undefined);
 }
 
 /**
