@@ -26,6 +26,7 @@ const UNIT = [
   '<rootDir>/test/domain/callback-fields.test.ts',
   '<rootDir>/test/domain/deposit-key.test.ts',
   '<rootDir>/test/domain/network-cost.test.ts',
+  '<rootDir>/test/domain/callback-host.test.ts',
   '<rootDir>/test/domain/lifecycle.test.ts',
   '<rootDir>/test/callbacks/payload.test.ts',
   '<rootDir>/test/callbacks/transport.test.ts',

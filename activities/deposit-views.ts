@@ -1,6 +1,7 @@
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { ConfigRow, PaymentRow } from '../src/db/queries/payments';
 import { NETWORKS } from '../src/domain/assets';
+import { callbackHost } from '../src/domain/callback-host';
 import { requiredConfirmations } from '../src/domain/finality';
 import { formatUnits } from '../src/domain/money';
 import type { PaymentInfo } from './deposit-types';
@@ -17,7 +18,7 @@ export function paymentInfo(payment: PaymentRow, config: ConfigRow): PaymentInfo
     network: payment.network,
     notifyPending: config.notifyPending,
     requiredConfirmations: requiredConfirmations(a.network, config.notifyConfirmations),
-    callbackHost: new URL(config.callbackUrl).hostname.toLowerCase(),
+    callbackHost: callbackHost(config.callbackUrl),
     txidIn: payment.txidIn ?? '',
     result: payment.result,
     txidOut: payment.txidOut,

@@ -6,6 +6,7 @@ import { statedMinimum } from '../src/domain/minimum';
 import { parseUnits } from '../src/domain/money';
 import { ASSETS, type Asset } from '../src/domain/assets';
 import { nativeOf, nativePriceInAsset } from '../src/domain/network-cost';
+import { callbackHost } from '../src/domain/callback-host';
 import { chooseFeePercent, type FeePolicy } from '../src/domain/fees';
 import type { Db } from '../src/db/client';
 import type { PriceSource } from '../src/prices/source';
@@ -27,7 +28,7 @@ export async function rollingVolumeUsdt(db: Db, host: string, now = new Date()):
 
 /** The percentage for a payment: domain override, else the host's volume tier, else the asset default. */
 export async function chooseFeeFor(deps: { db: Db; feePolicy: FeePolicy }, config: ConfigRow, asset: Asset): Promise<string> {
-  const host = new URL(config.callbackUrl).hostname.toLowerCase();
+  const host = callbackHost(config.callbackUrl);
   return chooseFeePercent({
     policy: deps.feePolicy,
     callbackHost: host,

@@ -1,4 +1,5 @@
 import { isReservedCallbackKey } from '../domain/callback-fields';
+import { callbackHost } from '../domain/callback-host';
 import type { PayloadFields, Transport } from './types';
 
 /** Merchant query pairs kept in a callback (SPEC 8). */
@@ -73,7 +74,7 @@ const targetOf = (url: URL, pairs: string[]) => `${url.pathname || '/'}${pairs.l
  */
 export function callbackWireKey(callbackUrl: string): string {
   const { url, pairs, port } = wireBase(callbackUrl);
-  return `${url.hostname.toLowerCase()}:${port}${targetOf(url, pairs)}`;
+  return `${callbackHost(url)}:${port}${targetOf(url, pairs)}`;
 }
 
 /**
@@ -98,7 +99,7 @@ export function buildWireRequest(callbackUrl: string, transport: Transport, fiel
   return {
     method: transport === 'get' ? 'GET' : 'POST',
     protocol: url.protocol,
-    host: url.hostname.toLowerCase(),
+    host: callbackHost(url),
     hostHeader: url.host.toLowerCase(),
     port,
     target,
