@@ -10,7 +10,8 @@ import { depositsObserved } from '../src/observability/metrics';
 import type { PriceSource } from '../src/prices/source';
 import type { DepositInput, Evaluation } from './deposit-types';
 import { asset } from './forward-support';
-import { chooseFeeFor, minimumFor, priceOfNativeInAsset } from './pricing';
+import { minimumFor } from './minimums';
+import { chooseFeeFor, priceOfNativeInAsset } from './pricing';
 
 // A deposit's first step, when the watcher has seen it: its payment row, and whether it is worth forwarding.
 

@@ -1,9 +1,6 @@
 import Decimal from 'decimal.js';
-import { minimumStates } from '../src/db/queries/minimums';
 import { forwardedValueOfHost } from '../src/db/queries/host-volume';
 import type { ConfigRow } from '../src/db/queries/payments';
-import { statedMinimum } from '../src/domain/minimum';
-import { parseUnits } from '../src/domain/money';
 import { ASSETS, type Asset } from '../src/domain/assets';
 import { nativeOf, nativePriceInAsset } from '../src/domain/network-cost';
 import { callbackHost } from '../src/domain/callback-host';
@@ -43,15 +40,4 @@ export async function priceOfNativeInAsset(prices: PriceSource, asset: Asset): P
   if (native.ticker === asset.ticker) return nativePriceInAsset(asset, undefined, undefined);
   const [n, a] = await Promise.all([prices.usdt(native.symbol), prices.usdt(asset.symbol)]);
   return nativePriceInAsset(asset, n ?? undefined, a ?? undefined);
-}
-
-/**
- * The minimum a deposit must meet (SPEC 8: each observed payment is evaluated against the current
- * economics): the figure GET /api/{ticker}/info states when the deposit is evaluated, i.e. the operator's
- * pin, else the last figure of the `minimum-refresh` schedule, else the registry floor. The configuration's
- * creation-time snapshot (minimum_transaction_coin) is informational and not applied.
- */
-export async function minimumFor(db: Db, _config: ConfigRow, a: Asset): Promise<bigint | undefined> {
-  const states = await minimumStates(db, a.ticker);
-  return statedMinimum(states.get(a.ticker), parseUnits(a.minimumFloor, a.decimals));
 }

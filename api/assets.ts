@@ -7,8 +7,8 @@ import { assets as assetsTable } from '../src/db/schema';
 import { ASSETS, findAsset, networkOf, type Asset, type Network } from '../src/domain/assets';
 import { GatewayError } from '../src/domain/errors';
 import { requiredConfirmations } from '../src/domain/finality';
-import { viewMinimum, type MinimumState } from '../src/domain/minimum';
-import { formatDecimal, formatUnits, parseUnits } from '../src/domain/money';
+import { minimumFloor, viewMinimum, type MinimumState } from '../src/domain/minimum';
+import { formatDecimal, formatUnits } from '../src/domain/money';
 
 type AssetRow = typeof assetsTable.$inferSelect;
 
@@ -29,7 +29,7 @@ export interface AssetView {
 
 function view(asset: Asset, row: AssetRow | undefined, minimum: MinimumState | undefined, chains: ChainRuntimeConfig, refreshMs: number): AssetView {
   const network = networkOf(asset);
-  const m = viewMinimum(minimum, parseUnits(asset.minimumFloor, asset.decimals), refreshMs);
+  const m = viewMinimum(minimum, minimumFloor(asset), refreshMs);
   return {
     asset,
     network,
