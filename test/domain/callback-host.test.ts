@@ -2,8 +2,8 @@ import { callbackHost } from '../../src/domain/callback-host';
 
 /**
  * SPEC 4.8 and 5: the callback domain a fee tier counts by and the host the signature covers: the
- * lower-cased hostname, no port, no credentials. Cases where the SQL regex that used to parse it for the
- * volume differed from the URL parser (percent-encoding, IPv6) are in the table.
+ * lower-cased hostname, no port, no credentials, as the URL parser reads it (percent-encoding decoded,
+ * IPv6 in brackets): a hand-written pattern reads those differently.
  */
 describe('callbackHost', () => {
   it.each([
