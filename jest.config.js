@@ -22,6 +22,11 @@ const shared = {
 /** Pure tests (test/foundation/layers.test.ts checks that they import nothing that does I/O). */
 const UNIT = [
   '<rootDir>/test/domain/fees.test.ts',
+  '<rootDir>/test/domain/finality.test.ts',
+  '<rootDir>/test/domain/callback-fields.test.ts',
+  '<rootDir>/test/domain/deposit-key.test.ts',
+  '<rootDir>/test/domain/network-cost.test.ts',
+  '<rootDir>/test/domain/callback-host.test.ts',
   '<rootDir>/test/domain/lifecycle.test.ts',
   '<rootDir>/test/callbacks/payload.test.ts',
   '<rootDir>/test/callbacks/transport.test.ts',

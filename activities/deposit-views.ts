@@ -1,6 +1,8 @@
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { ConfigRow, PaymentRow } from '../src/db/queries/payments';
-import { NETWORKS, isSolFamily } from '../src/domain/assets';
+import { NETWORKS } from '../src/domain/assets';
+import { callbackHost } from '../src/domain/callback-host';
+import { requiredConfirmations } from '../src/domain/finality';
 import { formatUnits } from '../src/domain/money';
 import type { PaymentInfo } from './deposit-types';
 import { asset } from './forward-support';
@@ -15,8 +17,8 @@ export function paymentInfo(payment: PaymentRow, config: ConfigRow): PaymentInfo
     ticker: payment.ticker,
     network: payment.network,
     notifyPending: config.notifyPending,
-    requiredConfirmations: isSolFamily(a) ? 1 : config.notifyConfirmations,
-    callbackHost: new URL(config.callbackUrl).hostname.toLowerCase(),
+    requiredConfirmations: requiredConfirmations(a.network, config.notifyConfirmations),
+    callbackHost: callbackHost(config.callbackUrl),
     txidIn: payment.txidIn ?? '',
     result: payment.result,
     txidOut: payment.txidOut,

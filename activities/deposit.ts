@@ -3,7 +3,7 @@ import type { HeadWatch } from '../src/chains/heads';
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { Db } from '../src/db/client';
 import { loadPayment, moveResult, recordFinality, storeConfirmations, storeSnapshotOnce, type ConfigRow, type PaymentRow } from '../src/db/queries/payments';
-import { isSolFamily } from '../src/domain/assets';
+import { callbackConfirmations, shownConfirmations } from '../src/domain/finality';
 import type { FeePolicy } from '../src/domain/fees';
 import { formatUnits } from '../src/domain/money';
 import { logger } from '../src/observability/logger';
@@ -50,7 +50,7 @@ export function createDepositActivities(deps: DepositDeps) {
     const snap: CallbackSnapshot = {
       ...baseSnapshot(payment, config),
       txid_out: plan.txidOut,
-      confirmations: isSolFamily(a) ? 1 : payment.confirmations,
+      confirmations: callbackConfirmations(a.network, 'confirmed', payment.confirmations),
       value_forwarded_coin: formatUnits(plan.forwarded, a.decimals),
       fee_percent: payment.feePercent,
       fee_coin: formatUnits(fee, a.decimals),
@@ -90,7 +90,7 @@ export function createDepositActivities(deps: DepositDeps) {
     const adapter = await deps.adapter(payment.network);
     const c = await adapter.confirmations(toDeposit(payment, config));
     if (c.status === 'reorged') return { status: 'reorged', confirmations: 0, observedAt: c.observedAt.toString() };
-    const shown = isSolFamily(asset(payment.ticker)) ? Math.min(c.confirmations, 1) : c.confirmations;
+    const shown = shownConfirmations(payment.network, c.confirmations);
     return { status: c.status, confirmations: shown };
   }
 
@@ -234,7 +234,7 @@ export function createDepositActivities(deps: DepositDeps) {
     async pendingSnapshot(uuid: string): Promise<CallbackSnapshot> {
       const { payment, config } = await loadPayment(db, uuid);
       const snap = baseSnapshot(payment, config);
-      if (isSolFamily(asset(payment.ticker))) snap.confirmations = 0;
+      snap.confirmations = callbackConfirmations(payment.network, 'pending', snap.confirmations);
       return snap;
     },
 

@@ -8,6 +8,7 @@ import {
 } from '../src/chains/adapter';
 import type { ConfigRow, PaymentRow } from '../src/db/queries/payments';
 import { ASSETS, type Asset } from '../src/domain/assets';
+import { depositIndex } from '../src/domain/deposit-key';
 
 export const planToJson = (plan: ForwardPlan) => JSON.stringify(plan, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
 export function planFromJson(raw: string): ForwardPlan {
@@ -62,7 +63,7 @@ export function toDeposit(p: PaymentRow, c: ConfigRow): ObservedDeposit {
     network: p.network,
     ticker: p.ticker,
     txid: p.txidIn!,
-    index: Number(p.depositKey.split(':').pop()),
+    index: depositIndex(p.depositKey),
     recipient: c.addressIn,
     amount: BigInt(p.valueBase),
     blockNumber: p.blockNumber ?? 0n,

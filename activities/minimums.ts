@@ -3,12 +3,14 @@ import { eq } from 'drizzle-orm';
 import type { ChainAdapter } from '../src/chains/adapter';
 import { tokenContract, type ChainRuntimeConfig } from '../src/chains/config';
 import type { Db } from '../src/db/client';
-import { recordComputed, recordUnavailable, setPinned } from '../src/db/queries/minimums';
+import { minimumStates, recordComputed, recordUnavailable, setPinned } from '../src/db/queries/minimums';
+import type { ConfigRow } from '../src/db/queries/payments';
 import { assets } from '../src/db/schema';
 import { ASSETS, NETWORKS, findAsset, type Asset } from '../src/domain/assets';
 import type { FeePolicy } from '../src/domain/fees';
-import { publishedMinimum } from '../src/domain/minimum';
-import { convertUnits, formatUnits, parseUnits } from '../src/domain/money';
+import { depositMinimum, minimumFloor, publishedMinimum } from '../src/domain/minimum';
+import { formatUnits, parseUnits } from '../src/domain/money';
+import { nativeCostInAsset } from '../src/domain/network-cost';
 import { logger } from '../src/observability/logger';
 import { scrubText } from '../src/observability/redact';
 import type { PriceSource } from '../src/prices/source';
@@ -37,8 +39,6 @@ export interface RefreshReport {
 
 /** A minimum cannot be computed now; the message is safe to store and show (no node URL, no credentials). */
 class Unavailable extends Error {}
-
-const floorOf = (a: Asset) => parseUnits(a.minimumFloor, a.decimals);
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -86,8 +86,7 @@ export function createMinimumActivities(deps: MinimumDeps) {
       // Gas top-up (ERC-20) or fee payer and rent (SPL), paid in the native coin, recovered in the token.
       const price = await priceOfNativeInAsset(deps.prices, a);
       if (price === undefined) throw new Unavailable(`no price to convert the ${NETWORKS[a.network].name} network cost into ${a.symbol}`);
-      const native = ASSETS[NETWORKS[a.network].nativeTicker];
-      cost += convertUnits(estimate.sponsorCost, native.decimals, a.decimals, price);
+      cost += nativeCostInAsset(a, estimate.sponsorCost, price);
     }
     return { cost, payoutFloor: estimate.payoutFloor ?? 0n };
   }
@@ -100,7 +99,7 @@ export function createMinimumActivities(deps: MinimumDeps) {
       served.map(async (a) => {
         try {
           const { cost, payoutFloor } = await withTimeout(forwardCost(a), timeoutMs);
-          const value = publishedMinimum({ networkFee: cost, payoutFloor, feePercents: feePercents(a), maxCostPercent: deps.maxCostPercent, floor: floorOf(a) });
+          const value = publishedMinimum({ networkFee: cost, payoutFloor, feePercents: feePercents(a), maxCostPercent: deps.maxCostPercent, floor: minimumFloor(a) });
           await recordComputed(deps.db, a.ticker, value);
           report.computed[a.ticker] = formatUnits(value, a.decimals);
         } catch (e) {
@@ -137,8 +136,8 @@ export function createMinimumActivities(deps: MinimumDeps) {
       } catch (e) {
         throw ApplicationFailure.nonRetryable(`${a.ticker} minimum: ${(e as Error).message}`, 'InvalidPin');
       }
-      if (value < floorOf(a)) {
-        throw ApplicationFailure.nonRetryable(`${a.ticker} minimum may not be below the registry floor ${formatUnits(floorOf(a), a.decimals)}`, 'InvalidPin');
+      if (value < minimumFloor(a)) {
+        throw ApplicationFailure.nonRetryable(`${a.ticker} minimum may not be below the registry floor ${formatUnits(minimumFloor(a), a.decimals)}`, 'InvalidPin');
       }
       await setPinned(deps.db, a.ticker, value);
       return { ticker: a.ticker, pinned: formatUnits(value, a.decimals) };
@@ -147,3 +146,9 @@ export function createMinimumActivities(deps: MinimumDeps) {
 }
 
 export type MinimumActivities = ReturnType<typeof createMinimumActivities>;
+
+/** The minimum an observed deposit is held to now (depositMinimum), from the stored asset_minimums row. */
+export async function minimumFor(db: Db, _config: ConfigRow, a: Asset): Promise<bigint | undefined> {
+  const states = await minimumStates(db, a.ticker);
+  return depositMinimum(states.get(a.ticker), a);
+}

@@ -1,15 +1,17 @@
 import type { ChainAdapter } from '../src/chains/adapter';
 import type { Db } from '../src/db/client';
 import { loadConfig, recordDeposit, reviveDeposit, type ConfigRow, type NewDeposit, type PaymentRow } from '../src/db/queries/payments';
-import { ASSETS, NETWORKS, type Priority } from '../src/domain/assets';
+import { NETWORKS, type Priority } from '../src/domain/assets';
 import { computeFees, type FeePolicy } from '../src/domain/fees';
+import { depositKey } from '../src/domain/deposit-key';
 import { dueHeight } from '../src/domain/finality';
 import { formatUnits } from '../src/domain/money';
 import { depositsObserved } from '../src/observability/metrics';
 import type { PriceSource } from '../src/prices/source';
 import type { DepositInput, Evaluation } from './deposit-types';
 import { asset } from './forward-support';
-import { chooseFeeFor, minimumFor, priceOfNativeInAsset } from './pricing';
+import { minimumFor } from './minimums';
+import { chooseFeeFor, priceOfNativeInAsset } from './pricing';
 
 // A deposit's first step, when the watcher has seen it: its payment row, and whether it is worth forwarding.
 
@@ -34,7 +36,7 @@ export async function recordObserved(db: Db, input: DepositInput): Promise<{ pay
     configId: input.configId,
     ticker: input.ticker,
     network: input.network,
-    depositKey: `deposit:${input.network}:${input.txid}:${input.index}`,
+    depositKey: depositKey(input),
     txidIn: input.txid,
     vout: utxo ? input.index : null,
     blockNumber: BigInt(input.blockNumber),
@@ -70,12 +72,9 @@ export async function judgeObserved(deps: JudgeDeps, payment: PaymentRow, config
   if (cost.sponsorCost > 0n) nativePrice = await priceOfNativeInAsset(deps.prices, a);
   const fees = computeFees({
     value,
-    decimals: a.decimals,
+    asset: a,
     feePercent,
-    costs: [
-      { amount: cost.networkFee, sameAsset: true, decimals: a.decimals },
-      ...(cost.sponsorCost > 0n ? [{ amount: cost.sponsorCost, sameAsset: false, decimals: ASSETS[NETWORKS[a.network].nativeTicker].decimals, priceInDeposit: nativePrice }] : []),
-    ],
+    costs: [{ amount: cost.networkFee, paidIn: 'asset' }, ...(cost.sponsorCost > 0n ? [{ amount: cost.sponsorCost, paidIn: 'native' as const, priceInAsset: nativePrice }] : [])],
   });
   if (fees.eligible) return { eligible: true, evidence: true };
   // At or above the minimum, a cost above what the deposit can pay is a reading of now (a fee spike, a price

@@ -1,10 +1,9 @@
 import Decimal from 'decimal.js';
-import { minimumStates } from '../src/db/queries/minimums';
 import { forwardedValueOfHost } from '../src/db/queries/host-volume';
 import type { ConfigRow } from '../src/db/queries/payments';
-import { statedMinimum } from '../src/domain/minimum';
-import { parseUnits } from '../src/domain/money';
-import { ASSETS, NETWORKS, type Asset } from '../src/domain/assets';
+import { ASSETS, type Asset } from '../src/domain/assets';
+import { nativeOf, nativePriceInAsset } from '../src/domain/network-cost';
+import { callbackHost } from '../src/domain/callback-host';
 import { chooseFeePercent, type FeePolicy } from '../src/domain/fees';
 import type { Db } from '../src/db/client';
 import type { PriceSource } from '../src/prices/source';
@@ -26,7 +25,7 @@ export async function rollingVolumeUsdt(db: Db, host: string, now = new Date()):
 
 /** The percentage for a payment: domain override, else the host's volume tier, else the asset default. */
 export async function chooseFeeFor(deps: { db: Db; feePolicy: FeePolicy }, config: ConfigRow, asset: Asset): Promise<string> {
-  const host = new URL(config.callbackUrl).hostname.toLowerCase();
+  const host = callbackHost(config.callbackUrl);
   return chooseFeePercent({
     policy: deps.feePolicy,
     callbackHost: host,
@@ -37,20 +36,8 @@ export async function chooseFeeFor(deps: { db: Db; feePolicy: FeePolicy }, confi
 
 /** Units of `asset` per one unit of its network's native coin (e.g. USDT per ETH), from USDT quotes. */
 export async function priceOfNativeInAsset(prices: PriceSource, asset: Asset): Promise<string | undefined> {
-  const native = ASSETS[NETWORKS[asset.network].nativeTicker];
-  if (native.ticker === asset.ticker) return '1';
+  const native = nativeOf(asset);
+  if (native.ticker === asset.ticker) return nativePriceInAsset(asset, undefined, undefined);
   const [n, a] = await Promise.all([prices.usdt(native.symbol), prices.usdt(asset.symbol)]);
-  if (!n || !a) return undefined;
-  return new Decimal(n).div(a).toFixed(18, Decimal.ROUND_UP);
-}
-
-/**
- * The minimum a deposit must meet (SPEC 8: each observed payment is evaluated against the current
- * economics): the figure GET /api/{ticker}/info states when the deposit is evaluated, i.e. the operator's
- * pin, else the last figure of the `minimum-refresh` schedule, else the registry floor. The configuration's
- * creation-time snapshot (minimum_transaction_coin) is informational and not applied.
- */
-export async function minimumFor(db: Db, _config: ConfigRow, a: Asset): Promise<bigint | undefined> {
-  const states = await minimumStates(db, a.ticker);
-  return statedMinimum(states.get(a.ticker), parseUnits(a.minimumFloor, a.decimals));
+  return nativePriceInAsset(asset, n ?? undefined, a ?? undefined);
 }

@@ -6,8 +6,9 @@ import { minimumStates } from '../src/db/queries/minimums';
 import { assets as assetsTable } from '../src/db/schema';
 import { ASSETS, findAsset, networkOf, type Asset, type Network } from '../src/domain/assets';
 import { GatewayError } from '../src/domain/errors';
-import { viewMinimum, type MinimumState } from '../src/domain/minimum';
-import { formatDecimal, formatUnits, parseUnits } from '../src/domain/money';
+import { requiredConfirmations } from '../src/domain/finality';
+import { minimumFloor, viewMinimum, type MinimumState } from '../src/domain/minimum';
+import { formatDecimal, formatUnits } from '../src/domain/money';
 
 type AssetRow = typeof assetsTable.$inferSelect;
 
@@ -28,7 +29,7 @@ export interface AssetView {
 
 function view(asset: Asset, row: AssetRow | undefined, minimum: MinimumState | undefined, chains: ChainRuntimeConfig, refreshMs: number): AssetView {
   const network = networkOf(asset);
-  const m = viewMinimum(minimum, parseUnits(asset.minimumFloor, asset.decimals), refreshMs);
+  const m = viewMinimum(minimum, minimumFloor(asset), refreshMs);
   return {
     asset,
     network,
@@ -110,7 +111,7 @@ export function minimumText(v: AssetView): string | null {
 }
 
 
-/** Merchant-facing confirmation requirement: the sol family reports finality as 1. */
+/** Merchant-facing confirmation requirement: the asset's default (1, final, where only finality shows). */
 export function confirmationsRequired(v: AssetView): number {
-  return v.network.family === 'sol' ? 1 : v.asset.confirmations;
+  return requiredConfirmations(v.network.id, v.asset.confirmations);
 }

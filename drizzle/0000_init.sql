@@ -85,6 +85,7 @@ CREATE TABLE "payment_configs" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
 	"callback_url" text NOT NULL,
 	"callback_key" text,
+	"callback_host" text,
 	"ticker" text NOT NULL,
 	"family" text NOT NULL,
 	"address_in" text NOT NULL,
@@ -163,7 +164,7 @@ CREATE UNIQUE INDEX "forward_txs_live_nonce_uq" ON "forward_txs" USING btree ("n
 CREATE UNIQUE INDEX "payment_configs_callback_url_uq" ON "payment_configs" USING btree ("callback_url");--> statement-breakpoint
 CREATE UNIQUE INDEX "payment_configs_callback_key_uq" ON "payment_configs" USING btree ("callback_key");--> statement-breakpoint
 CREATE INDEX "payment_configs_family_address_in_idx" ON "payment_configs" USING btree ("family","address_in");--> statement-breakpoint
-CREATE INDEX "payment_configs_callback_host_idx" ON "payment_configs" USING btree (lower(substring("callback_url" from '^[a-zA-Z][a-zA-Z0-9+.-]*://(?:[^/@?#]*@)?([^/:?#]+)')));--> statement-breakpoint
+CREATE INDEX "payment_configs_callback_host_idx" ON "payment_configs" USING btree ("callback_host");--> statement-breakpoint
 CREATE UNIQUE INDEX "payments_deposit_key_uq" ON "payments" USING btree ("deposit_key");--> statement-breakpoint
 CREATE INDEX "payments_config_ticker_idx" ON "payments" USING btree ("config_id","ticker");--> statement-breakpoint
 CREATE UNIQUE INDEX "payments_txid_out_uq" ON "payments" USING btree ("txid_out");--> statement-breakpoint
@@ -235,7 +236,7 @@ BEGIN
   IF p_result NOT IN ('sent', 'done') OR p_price IS NULL OR p_price !~ '^[0-9]+([.][0-9]+)?$' THEN
     RETURN;
   END IF;
-  SELECT lower(substring(c.callback_url from '^[a-zA-Z][a-zA-Z0-9+.-]*://(?:[^/@?#]*@)?([^/:?#]+)')) INTO h FROM "payment_configs" c WHERE c.id = p_config;
+  SELECT c.callback_host INTO h FROM "payment_configs" c WHERE c.id = p_config;
   IF h IS NULL THEN
     RETURN;
   END IF;

@@ -8,6 +8,7 @@ import { AddressPoolEmptyError } from '../../src/db/queries/public-material';
 import { addressPoolEmpty } from '../../src/observability/metrics';
 import { tickerFromPath, PRIORITIES, type Priority } from '../../src/domain/assets';
 import { GatewayError, type FieldErrors } from '../../src/domain/errors';
+import { requiredConfirmations, showsFinalityOnly } from '../../src/domain/finality';
 import { formatUnits } from '../../src/domain/money';
 import { routeAsset } from '../asset-cache';
 import { confirmationsRequired, type AssetView } from '../assets';
@@ -102,7 +103,7 @@ async function check(deps: PublicDeps, raw: unknown, v: AssetView): Promise<Chec
     outCanonical = p.address_out === '' ? undefined : canonicalIfValid(v.network.id, mode, p.address_out);
     if (outCanonical === undefined) add('address_out', [`Must be a valid ${v.network.name} address for ${v.asset.ticker}.`]);
   }
-  if (parsed.success && p.confirmations !== undefined && v.network.family !== 'sol' && Number(p.confirmations) > v.asset.maxConfirmations) {
+  if (parsed.success && p.confirmations !== undefined && !showsFinalityOnly(v.network.id) && Number(p.confirmations) > v.asset.maxConfirmations) {
     add('confirmations', [`Must be at most ${v.asset.maxConfirmations} for ${v.asset.ticker}.`]);
   }
   const priority = parsed.success ? (parsed.data.priority ?? 'default') : undefined;
@@ -122,7 +123,7 @@ async function check(deps: PublicDeps, raw: unknown, v: AssetView): Promise<Chec
     family: v.network.addressFamily,
     addressOut: q.address_out,
     notifyPending: Number(q.pending ?? 0) === 1,
-    notifyConfirmations: v.network.family === 'sol' ? 1 : Number(q.confirmations ?? confirmationsRequired(v)),
+    notifyConfirmations: requiredConfirmations(v.network.id, Number(q.confirmations ?? confirmationsRequired(v))),
     post: Number(q.post ?? 0),
     json: Number(q.json ?? 0),
     convert: Number(q.convert ?? 0),

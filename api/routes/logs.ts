@@ -4,6 +4,7 @@ import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { configWithPayments, type DeliveryAttemptRow, type PaymentRowForLogs } from '../../src/db/queries/configs';
 import { tickerFromPath } from '../../src/domain/assets';
 import { GatewayError } from '../../src/domain/errors';
+import { showsFinalityOnly, shownConfirmations } from '../../src/domain/finality';
 import { formatUnits } from '../../src/domain/money';
 import { routeAsset } from '../asset-cache';
 import type { AssetView } from '../assets';
@@ -88,15 +89,13 @@ function attemptRecord(a: DeliveryAttemptRow): z.infer<typeof DeliveryAttempt> {
  * chain only when the watcher tells it to, so the stored count can lag: the watcher's newest block
  * (its cursor) gives the live count of a mined deposit, never less than what was stored.
  */
-export function liveConfirmations(p: PaymentRowForLogs, tip: bigint | null, sol: boolean): number {
-  if (sol) return Math.min(1, Math.max(0, p.confirmations));
-  if (p.result !== 'pending' || p.blockNumber === null || tip === null || tip < p.blockNumber) return Math.max(0, p.confirmations);
-  return Math.max(p.confirmations, Number(tip - p.blockNumber + 1n));
+export function liveConfirmations(p: PaymentRowForLogs, tip: bigint | null, network: string): number {
+  const counted = p.result === 'pending' && p.blockNumber !== null && tip !== null && tip >= p.blockNumber && !showsFinalityOnly(network);
+  return shownConfirmations(network, counted ? Math.max(p.confirmations, Number(tip - p.blockNumber! + 1n)) : p.confirmations);
 }
 
 function paymentRecord(v: AssetView, p: PaymentRowForLogs, attempts: DeliveryAttemptRow[], tip: bigint | null): z.infer<typeof PaymentRecord> {
   const d = v.asset.decimals;
-  const sol = v.network.family === 'sol';
   return {
     uuid: p.uuid,
     txid_in: p.txidIn,
@@ -104,8 +103,7 @@ function paymentRecord(v: AssetView, p: PaymentRowForLogs, attempts: DeliveryAtt
     txid_out: p.txidOut,
     value_coin: formatUnits(BigInt(p.valueBase), d),
     value_forwarded_coin: formatUnits(BigInt(p.forwardedBase), d),
-    // The sol family exposes finality only: 0 or 1, never a slot distance.
-    confirmations: liveConfirmations(p, tip, sol),
+    confirmations: liveConfirmations(p, tip, v.network.id),
     last_update: iso(p.lastUpdate),
     result: p.result as z.infer<typeof PaymentRecord>['result'],
     fee_percent: p.feePercent,
@@ -156,7 +154,7 @@ export function logsRoutes(deps: PublicDeps, r: Router = Router()): Router {
     };
     const text = JSON.stringify(body);
     // A mined deposit still waiting counts its confirmations from the chain's tip: the body holds until the tip moves.
-    const fromTip = v.network.family !== 'sol' && rows.some(({ payment: p }) => p.result === 'pending' && p.blockNumber !== null);
+    const fromTip = !showsFinalityOnly(v.network.id) && rows.some(({ payment: p }) => p.result === 'pending' && p.blockNumber !== null);
     if (key !== undefined) cache!.put(key, fromTip ? [config.id, `tip:${v.network.id}`] : [config.id], text, since);
     res.type('application/json').send(text);
   });

@@ -1,14 +1,8 @@
 import Decimal from 'decimal.js';
 import { findAsset, networkOf } from '../domain/assets';
+import { callbackConfirmations } from '../domain/finality';
 import { formatUnits } from '../domain/money';
 import type { CallbackEvent, CallbackSnapshot, PayloadFields, Transport } from './types';
-
-/** Every name the gateway may put in a callback; merchant query keys must not reuse them (SPEC 4.9). */
-export const PAYLOAD_FIELD_NAMES: readonly string[] = [
-  'uuid', 'address_in', 'address_out', 'txid_in', 'vout', 'txid_out', 'confirmations', 'value', 'value_coin',
-  'value_forwarded', 'value_forwarded_coin', 'fee', 'fee_coin', 'price', 'coin', 'result', 'pending',
-  'value_coin_convert', 'value_forwarded_coin_convert',
-];
 
 const DECIMAL = /^\d+(\.\d+)?$/;
 
@@ -22,11 +16,11 @@ export function usdtValue(amount: string, price: string): string {
   return new Decimal(amount).mul(new Decimal(price)).toFixed(2, Decimal.ROUND_DOWN);
 }
 
-function assetFacts(snapshot: CallbackSnapshot): { decimals: number; family: string | undefined } {
+function assetFacts(snapshot: CallbackSnapshot): { decimals: number; family: string | undefined; network: string | undefined } {
   const asset = findAsset(snapshot.coin);
-  if (asset) return { decimals: asset.decimals, family: networkOf(asset).family };
+  if (asset) return { decimals: asset.decimals, family: networkOf(asset).family, network: asset.network };
   // Unknown ticker: fall back to the precision the amount was printed with.
-  return { decimals: (snapshot.value_coin.split('.')[1] ?? '').length, family: undefined };
+  return { decimals: (snapshot.value_coin.split('.')[1] ?? '').length, family: undefined, network: undefined };
 }
 
 /**
@@ -34,10 +28,10 @@ function assetFacts(snapshot: CallbackSnapshot): { decimals: number; family: str
  * deterministic: the same snapshot gives the same fields, so every retry sends the same body bytes.
  */
 export function buildPayload(snapshot: CallbackSnapshot, event: CallbackEvent, opts: { convert: number }): PayloadFields {
-  const { decimals, family } = assetFacts(snapshot);
+  const { decimals, family, network } = assetFacts(snapshot);
   const confirmed = event === 'confirmed';
   const zero = formatUnits(0n, decimals);
-  const confirmations = family === 'sol' ? (confirmed ? 1 : 0) : snapshot.confirmations;
+  const confirmations = callbackConfirmations(network, event, snapshot.confirmations);
   const forwarded = confirmed ? snapshot.value_forwarded_coin : zero;
   const fields: PayloadFields = [
     ['uuid', snapshot.uuid],

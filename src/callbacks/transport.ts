@@ -1,4 +1,5 @@
-import { PAYLOAD_FIELD_NAMES } from './payload';
+import { isReservedCallbackKey } from '../domain/callback-fields';
+import { callbackHost } from '../domain/callback-host';
 import type { PayloadFields, Transport } from './types';
 
 /** Merchant query pairs kept in a callback (SPEC 8). */
@@ -37,10 +38,9 @@ function decodeKey(raw: string): string {
 export function merchantPairs(search: string): string[] {
   const raw = search.startsWith('?') ? search.slice(1) : search;
   if (raw === '') return [];
-  const reserved = new Set(PAYLOAD_FIELD_NAMES);
   return raw
     .split('&')
-    .filter((pair) => pair !== '' && !reserved.has(decodeKey(pair.split('=')[0])))
+    .filter((pair) => pair !== '' && !isReservedCallbackKey(decodeKey(pair.split('=')[0])))
     .slice(0, MAX_MERCHANT_PAIRS);
 }
 
@@ -74,7 +74,7 @@ const targetOf = (url: URL, pairs: string[]) => `${url.pathname || '/'}${pairs.l
  */
 export function callbackWireKey(callbackUrl: string): string {
   const { url, pairs, port } = wireBase(callbackUrl);
-  return `${url.hostname.toLowerCase()}:${port}${targetOf(url, pairs)}`;
+  return `${callbackHost(url)}:${port}${targetOf(url, pairs)}`;
 }
 
 /**
@@ -99,7 +99,7 @@ export function buildWireRequest(callbackUrl: string, transport: Transport, fiel
   return {
     method: transport === 'get' ? 'GET' : 'POST',
     protocol: url.protocol,
-    host: url.hostname.toLowerCase(),
+    host: callbackHost(url),
     hostHeader: url.host.toLowerCase(),
     port,
     target,

@@ -30,10 +30,7 @@ export interface ObservedDeposit {
   blockHash: string;
 }
 
-/** `deposit:{network}:{txid}:{vout or log index}` — the deposit workflow ID (DESIGN 1). */
-export function depositKey(d: Pick<ObservedDeposit, 'network' | 'txid' | 'index'>): string {
-  return `deposit:${d.network}:${d.txid}:${d.index}`;
-}
+export { depositKey } from '../domain/deposit-key';
 
 export interface ScannedBlock {
   height: bigint;

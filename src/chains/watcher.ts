@@ -1,5 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { NETWORKS } from '../domain/assets';
+import { confirmationsAtDetection } from '../domain/finality';
 import type { Db } from '../db/client';
 import { chainCursors, configTickers, paymentConfigs } from '../db/schema';
 import type { ChainAdapter, Cursor, ObservedDeposit, ScanBatch, ScannedBlock } from './adapter';
@@ -18,12 +19,6 @@ export interface MatchedDeposit {
   confirmations: number;
 }
 
-/** Confirmations of a deposit in block `height` when `tip` is the newest block read (SPEC 2.4, 6 rule 8). */
-export function confirmationsAtDetection(network: string, height: bigint, tip: bigint): number {
-  if (NETWORKS[network].family === 'sol') return 0;
-  const n = tip - height + 1n;
-  return n < 1n ? 1 : Number(n);
-}
 
 export interface ScanOptions {
   maxBlocks?: number;

@@ -23,14 +23,6 @@ import {
  */
 const baseUnits = (name: string) => numeric(name, { precision: 78, scale: 0 });
 
-/**
- * The lower-cased host of a callback URL, in SQL: what a merchant's fee tier counts by (SPEC fees). One
- * expression for the index on payment_configs and for the query that uses it (src/db/queries/payments.ts):
- * the planner uses an expression index only for the same expression.
- */
-export const callbackHostSql = (column: unknown) =>
-  sql`lower(substring(${column} from ${sql.raw(`'^[a-zA-Z][a-zA-Z0-9+.-]*://(?:[^/@?#]*@)?([^/:?#]+)'`)}))`;
-
 /** Operator state per asset. The static facts (decimals, contract, network) live in src/domain/assets.ts. */
 export const assets = pgTable('assets', {
   ticker: text('ticker').primaryKey(),
@@ -51,6 +43,8 @@ export const paymentConfigs = pgTable(
      * a configuration stored before the key existed that aliases an older one.
      */
     callbackKey: text('callback_key'),
+    /** callbackHost(callback_url) (src/domain/callback-host.ts), written with the row: what the fee tier's volume counts by. */
+    callbackHost: text('callback_host'),
     ticker: text('ticker').notNull(),
     family: text('family').notNull(),
     addressIn: text('address_in').notNull(),
@@ -71,7 +65,7 @@ export const paymentConfigs = pgTable(
     // Watchers match a block's candidate recipients with one query on this index.
     index('payment_configs_family_address_in_idx').on(t.family, t.addressIn),
     // A forward's fee tier sums the callback host's recent payments: its configurations by this index.
-    index('payment_configs_callback_host_idx').using('btree', callbackHostSql(t.callbackUrl)),
+    index('payment_configs_callback_host_idx').on(t.callbackHost),
   ],
 );
 

@@ -107,8 +107,3 @@ export function findAsset(ticker: string): Asset | undefined {
 export function networkOf(asset: Asset): Network {
   return NETWORKS[asset.network];
 }
-
-/** The sol family reports finality as 0 or 1, never a slot distance. */
-export function isSolFamily(asset: Asset): boolean {
-  return networkOf(asset).family === 'sol';
-}

@@ -1,4 +1,6 @@
-import { convertUnits, percentOf } from './money';
+import type { Asset } from './assets';
+import { percentOf } from './money';
+import { nativeCostInAsset } from './network-cost';
 
 /**
  * Fee computation (SPEC 2.6 fee/fee_coin, issue 6 §4). All amounts are bigint base units of the deposit's
@@ -35,27 +37,23 @@ export function chooseFeePercent(opts: {
   return opts.assetDefault;
 }
 
-/** A network cost paid in some coin (the deposit's own, or e.g. ETH gas for an ERC-20 forward). */
-export interface NetworkCost {
-  amount: bigint;
-  /** true when paid in the deposit's own asset; otherwise priceInDeposit converts it. */
-  sameAsset: boolean;
-  decimals: number;
-  /** Units of the deposit asset per unit of the cost's coin; required when !sameAsset. */
-  priceInDeposit?: string;
-}
+/**
+ * A network cost in base units of the coin it is paid in: the deposit's own asset, or the network's
+ * native coin (e.g. ETH gas for an ERC-20 forward), converted at `priceInAsset` (nativePriceInAsset).
+ */
+export type NetworkCost = { amount: bigint; paidIn: 'asset' } | { amount: bigint; paidIn: 'native'; priceInAsset: string | undefined };
 
 export type FeeOutcome =
   | { eligible: true; feePercent: string; commission: bigint; networkCost: bigint; feeCoin: bigint; forwarded: bigint }
   | { eligible: false; reason: string };
 
-export function computeFees(opts: { value: bigint; decimals: number; feePercent: string; costs: NetworkCost[] }): FeeOutcome {
+export function computeFees(opts: { value: bigint; asset: Asset; feePercent: string; costs: NetworkCost[] }): FeeOutcome {
   const commission = percentOf(opts.value, opts.feePercent);
   let networkCost = 0n;
   for (const c of opts.costs) {
-    if (c.sameAsset) networkCost += c.amount;
-    else if (c.priceInDeposit === undefined) return { eligible: false, reason: 'network cost cannot be priced in the deposit coin' };
-    else networkCost += convertUnits(c.amount, c.decimals, opts.decimals, c.priceInDeposit);
+    if (c.paidIn === 'asset') networkCost += c.amount;
+    else if (c.priceInAsset === undefined) return { eligible: false, reason: 'network cost cannot be priced in the deposit coin' };
+    else networkCost += nativeCostInAsset(opts.asset, c.amount, c.priceInAsset);
   }
   const feeCoin = commission + networkCost;
   const forwarded = opts.value - feeCoin;

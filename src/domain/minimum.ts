@@ -1,5 +1,6 @@
 import Decimal from 'decimal.js';
-import { percentOf } from './money';
+import type { Asset } from './assets';
+import { parseUnits, percentOf } from './money';
 
 /**
  * The processing minimum (SPEC 2.1, 2.2, 8): the smallest deposit whose forwarding cost stays within the
@@ -86,6 +87,21 @@ const atLeast = (v: bigint, floor: bigint) => (v > floor ? v : floor);
 export function statedMinimum(state: MinimumState | undefined, floor: bigint): bigint {
   const v = state?.pinned ?? state?.value;
   return v != null ? atLeast(v, floor) : floor;
+}
+
+/** The registry floor of an asset, in its base units: no minimum is ever below it. */
+export function minimumFloor(asset: Asset): bigint {
+  return parseUnits(asset.minimumFloor, asset.decimals);
+}
+
+/**
+ * The minimum an observed deposit is held to (SPEC 8: each observed payment is evaluated against the
+ * current economics): the figure GET /api/{ticker}/info states when the deposit is evaluated, i.e. the
+ * operator's pin, else the last figure of the `minimum-refresh` schedule, else the registry floor. The
+ * configuration's creation-time snapshot (minimum_transaction_coin) is informational and not applied.
+ */
+export function depositMinimum(state: MinimumState | undefined, asset: Asset): bigint {
+  return statedMinimum(state, minimumFloor(asset));
 }
 
 /** The minimum the API shows, from the stored state and the refresh interval. */

@@ -19,7 +19,7 @@ import { EvmAdapter } from '../../src/chains/evm/adapter';
 import { ERC20 } from '../../src/chains/evm/erc20';
 import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
 import { jsonRpc } from '../../src/chains/devnet/process';
-import { confirmationsAtDetection, readCursor, scanOnce, startWatchers, type MatchedDeposit } from '../../src/chains/watcher';
+import { readCursor, scanOnce, startWatchers, type MatchedDeposit } from '../../src/chains/watcher';
 import { createAdapterRegistry } from '../../src/chains/factory';
 import { createTestDatabase } from '../helpers/db';
 import { isAlive, waitFor } from '../helpers/process';
@@ -169,13 +169,6 @@ test('a deposit is recorded with the confirmations the watcher saw; the workflow
   const rows = await db.select().from(payments).where(eq(payments.depositKey, depositKey(matched[0].deposit)));
   expect(rows.map((r) => [r.uuid, r.confirmations, r.result])).toEqual([[again.uuid, 3, 'pending']]);
   expect(await observed()).toBe(counted + 1);
-});
-
-test('confirmations at detection: at least 1 once mined, 0 for the sol family (finality is checked later)', () => {
-  expect(confirmationsAtDetection('ethereum', 10n, 10n)).toBe(1);
-  expect(confirmationsAtDetection('ethereum', 10n, 14n)).toBe(5);
-  expect(confirmationsAtDetection('litecoin', 10n, 9n)).toBe(1);
-  expect(confirmationsAtDetection('solana', 10n, 100n)).toBe(0);
 });
 
 test('a reorg of the cursor block rewinds the cursor onto the canonical chain', async () => {

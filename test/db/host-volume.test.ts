@@ -5,7 +5,7 @@ import type { Db } from '../../src/db/client';
 import { rowsOf } from '../../src/db/prepared';
 import { forwardedValueOfHost } from '../../src/db/queries/host-volume';
 import { storeSnapshotOnce } from '../../src/db/queries/payments';
-import { callbackHostSql } from '../../src/db/schema';
+import { callbackHost } from '../../src/domain/callback-host';
 import { createTestDatabase } from '../helpers/db';
 
 /**
@@ -31,7 +31,7 @@ async function summedFromPayments(db: Db, host: string, since: Date): Promise<Re
       SELECT p.ticker, sum(p.value_base * (CASE WHEN p.price ~ '^[0-9]+([.][0-9]+)?$' THEN p.price::numeric END))::text AS v
       FROM payments p JOIN payment_configs c ON c.id = p.config_id
       WHERE p.result IN ('sent', 'done') AND p.created_at >= ${since.toISOString()}::timestamptz AND p.price IS NOT NULL
-        AND ${callbackHostSql(sql.raw('c.callback_url'))} = ${host}
+        AND c.callback_host = ${host}
       GROUP BY p.ticker`),
   );
   return Object.fromEntries(rows.filter((r) => r.v !== null && Number(r.v) !== 0).map((r) => [r.ticker, r.v]));
@@ -45,15 +45,25 @@ async function read(db: Db, host: string, since: Date): Promise<Record<string, s
 /** Numeric text compared as numbers (the two sums may differ in trailing zeros only). */
 const same = (a: Record<string, string>) => Object.fromEntries(Object.entries(a).map(([k, v]) => [k, Number(v).toPrecision(30)]));
 
+/** Configurations as the create path writes them: callback_host from callbackHost (none for a URL it cannot parse). */
 async function configs(db: Db, urls: string[]): Promise<string[]> {
-  const rows = rowsOf<{ id: string }>(
-    await db.execute(sql`
-      INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority)
-      SELECT u, 'eth', 'evm', '0x' || md5(u), '0x00000000000000000000000000000000000000b2', 0, false, 12, 0, 0, 0, 'default'
-      FROM unnest(${sql.raw(`ARRAY[${urls.map((u) => `'${u}'`).join(',')}]`)}::text[]) AS u
-      RETURNING id`),
-  );
-  return rows.map((r) => r.id);
+  const ids: string[] = [];
+  for (const u of urls) {
+    let host: string | null = null;
+    try {
+      host = callbackHost(u);
+    } catch {
+      // Stays without a host: its payments count for no one.
+    }
+    const [row] = rowsOf<{ id: string }>(
+      await db.execute(sql`
+        INSERT INTO payment_configs (callback_url, callback_host, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority)
+        VALUES (${u}, ${host}, 'eth', 'evm', '0x' || md5(${u}), '0x00000000000000000000000000000000000000b2', 0, false, 12, 0, 0, 0, 'default')
+        RETURNING id`),
+    );
+    ids.push(row.id);
+  }
+  return ids;
 }
 
 const RESULTS = ['pending', 'processing', 'sent', 'done', 'failed'];

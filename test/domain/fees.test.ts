@@ -1,3 +1,4 @@
+import { ASSETS } from '../../src/domain/assets';
 import { chooseFeePercent, computeFees, type FeePolicy } from '../../src/domain/fees';
 import { convertUnits, formatUnits, parseUnits, percentOf } from '../../src/domain/money';
 
@@ -27,7 +28,7 @@ describe('fee percentage choice', () => {
 describe('fee computation', () => {
   it('native coin: commission + miner fee, value = forwarded + fee exactly', () => {
     const value = parseUnits('0.12345678', 8);
-    const r = computeFees({ value, decimals: 8, feePercent: '1.00', costs: [{ amount: 2250n, sameAsset: true, decimals: 8 }] });
+    const r = computeFees({ value, asset: ASSETS.btc, feePercent: '1.00', costs: [{ amount: 2250n, paidIn: 'asset' }] });
     if (!r.eligible) throw new Error('expected eligible');
     expect(r.commission).toBe(123456n); // 1 % of 12345678, rounded down
     expect(r.feeCoin).toBe(123456n + 2250n);
@@ -38,7 +39,7 @@ describe('fee computation', () => {
   it('token: gas paid in ETH is converted into the token at the price, rounding up', () => {
     const value = parseUnits('100', 6);
     const gas = parseUnits('0.0001', 18); // 0.0001 ETH at 3000 USDT/ETH = 0.30 USDT
-    const r = computeFees({ value, decimals: 6, feePercent: '1.00', costs: [{ amount: gas, sameAsset: false, decimals: 18, priceInDeposit: '3000' }] });
+    const r = computeFees({ value, asset: ASSETS.erc20_usdt, feePercent: '1.00', costs: [{ amount: gas, paidIn: 'native', priceInAsset: '3000' }] });
     if (!r.eligible) throw new Error('expected eligible');
     expect(r.networkCost).toBe(300000n);
     expect(r.feeCoin).toBe(1000000n + 300000n);
@@ -46,13 +47,13 @@ describe('fee computation', () => {
   });
 
   it('a cost in another coin without a price is not eligible (evidence unavailable)', () => {
-    const r = computeFees({ value: 10n ** 8n, decimals: 6, feePercent: '1.00', costs: [{ amount: 1n, sameAsset: false, decimals: 18 }] });
+    const r = computeFees({ value: 10n ** 8n, asset: ASSETS.erc20_usdt, feePercent: '1.00', costs: [{ amount: 1n, paidIn: 'native', priceInAsset: undefined }] });
     expect(r).toEqual({ eligible: false, reason: expect.stringContaining('cannot be priced') });
   });
 
   it('a deposit that would forward ≤ 0 is ineligible', () => {
-    expect(computeFees({ value: 1000n, decimals: 8, feePercent: '1.00', costs: [{ amount: 1000n, sameAsset: true, decimals: 8 }] }).eligible).toBe(false);
-    expect(computeFees({ value: 1010n, decimals: 8, feePercent: '1.00', costs: [{ amount: 1000n, sameAsset: true, decimals: 8 }] }).eligible).toBe(false);
+    expect(computeFees({ value: 1000n, asset: ASSETS.btc, feePercent: '1.00', costs: [{ amount: 1000n, paidIn: 'asset' }] }).eligible).toBe(false);
+    expect(computeFees({ value: 1010n, asset: ASSETS.btc, feePercent: '1.00', costs: [{ amount: 1000n, paidIn: 'asset' }] }).eligible).toBe(false);
   });
 
   it('money helpers never go through floats', () => {

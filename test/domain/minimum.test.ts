@@ -1,5 +1,17 @@
 import { loadConfig } from '../../src/config';
-import { minimumForCost, minimumForPayout, publishedMinimum, statedMinimum, viewMinimum, STALE_AFTER_REFRESHES, type MinimumState } from '../../src/domain/minimum';
+import { ASSETS } from '../../src/domain/assets';
+import {
+  depositMinimum,
+  minimumFloor,
+  minimumForCost,
+  minimumForPayout,
+  publishedMinimum,
+  statedMinimum,
+  viewMinimum,
+  STALE_AFTER_REFRESHES,
+  type MinimumState,
+} from '../../src/domain/minimum';
+import { parseUnits } from '../../src/domain/money';
 import { percentOf } from '../../src/domain/money';
 import { STANDARD_TIERS } from '../../src/domain/pricing';
 
@@ -113,5 +125,23 @@ describe('configuration', () => {
     ['MINIMUM_MAX_COST_PERCENT', '-5'],
   ])('%s=%s stops the process naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^invalid configuration: ${name}`));
+  });
+});
+
+describe('depositMinimum: what an observed deposit is held to (SPEC 8: the current economics)', () => {
+  const state = (s: Partial<MinimumState>): MinimumState => ({ value: null, ageMs: null, unavailable: null, pinned: null, ...s });
+  const btcFloor = parseUnits(ASSETS.btc.minimumFloor, 8);
+
+  it.each<[string, string, MinimumState | undefined, bigint]>([
+    ['no figure yet: the registry floor', 'btc', undefined, btcFloor],
+    ['the refresh figure', 'btc', state({ value: btcFloor * 3n, ageMs: 10 }), btcFloor * 3n],
+    ['a stale figure still holds (info states it)', 'btc', state({ value: btcFloor * 3n, ageMs: 10 ** 12 }), btcFloor * 3n],
+    ['a figure the refresh could not renew still holds', 'btc', state({ value: btcFloor * 2n, ageMs: 10, unavailable: 'no price' }), btcFloor * 2n],
+    ['never below the floor', 'btc', state({ value: 1n, ageMs: 10 }), btcFloor],
+    ['the pin beats the figure', 'btc', state({ value: btcFloor * 3n, ageMs: 10, pinned: btcFloor * 5n }), btcFloor * 5n],
+    ['a token: its own floor and decimals', 'erc20_usdt', undefined, parseUnits(ASSETS.erc20_usdt.minimumFloor, 6)],
+  ])('%s', (_name, ticker, s, expected) => {
+    expect(depositMinimum(s, ASSETS[ticker])).toBe(expected);
+    expect(minimumFloor(ASSETS[ticker])).toBe(parseUnits(ASSETS[ticker].minimumFloor, ASSETS[ticker].decimals));
   });
 });

@@ -2,7 +2,8 @@ import { Wallet } from 'ethers';
 import { devnetAddress, devnetMine, devnetPay } from '../../src/chains/devnet/drive';
 import { jsonRpc } from '../../src/chains/devnet/process';
 import { verifyCallback } from '../../src/callbacks/verify';
-import { ASSETS, isSolFamily } from '../../src/domain/assets';
+import { ASSETS } from '../../src/domain/assets';
+import { showsFinalityOnly } from '../../src/domain/finality';
 import { formatUnits, parseUnits } from '../../src/domain/money';
 import { waitFor } from '../helpers/process';
 import { balanceOf, callbacksFor, createConfig, logsOf, startGateway, waitForCallback, type Gateway } from './harness';
@@ -64,7 +65,7 @@ describe.each([
     });
     expect(p.value).toBe(p.value_coin);
     expect(p).not.toHaveProperty('price');
-    if (isSolFamily(a)) expect(p.confirmations).toBe(0);
+    if (showsFinalityOnly(a.network)) expect(p.confirmations).toBe(0);
     if (isUtxo(ticker)) expect(typeof p.vout).toBe('number');
     else expect(p).not.toHaveProperty('vout');
 
@@ -81,7 +82,7 @@ describe.each([
     expect(verifyCallback({ method: confirmed.method, url: confirmed.url, headers: confirmed.headers, rawBody: confirmed.rawBody }, gw.publicKey).ok).toBe(true);
     expect(c).toMatchObject({ pending: 0, result: 'sent', coin: ticker, txid_in: txid, value_coin: p.value_coin, fee: '1.00' });
     expect(typeof c.txid_out).toBe('string');
-    if (isSolFamily(a)) expect(c.confirmations).toBe(1);
+    if (showsFinalityOnly(a.network)) expect(c.confirmations).toBe(1);
     else expect(c.confirmations as number).toBeGreaterThanOrEqual(confirmations!);
     const value = parseUnits(String(c.value_coin), a.decimals);
     const forwarded = parseUnits(String(c.value_forwarded_coin), a.decimals);

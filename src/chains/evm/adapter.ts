@@ -196,7 +196,7 @@ export class EvmAdapter implements ChainAdapter {
     if (asset.type === 'native') return this.locks.run(source.address, () => prepareEthForward(ctx, source, req));
     const contract = this.opts.tokens[asset.ticker];
     const tank = this.gasTank();
-    return this.locks.run(tank.address, () => this.locks.run(source.address, () => prepareTokenForward(ctx, source, tank, contract, req, asset.decimals)));
+    return this.locks.run(tank.address, () => this.locks.run(source.address, () => prepareTokenForward(ctx, source, tank, contract, req, asset)));
   }
 
   async balanceOf(address: string, ticker: string, seenUpTo?: bigint): Promise<bigint> {

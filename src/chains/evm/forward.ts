@@ -1,7 +1,7 @@
 import { keccak256, type JsonRpcProvider, type Wallet } from 'ethers';
 import { InsufficientAmountError, InvalidRequestError, type ForwardPlan, type ForwardRequest, type SignedTx } from '../adapter';
-import { ASSETS, NETWORKS } from '../../domain/assets';
-import { convertUnits } from '../../domain/money';
+import type { Asset } from '../../domain/assets';
+import { nativeCostInAsset } from '../../domain/network-cost';
 import { ERC20 } from './erc20';
 import { ETH_TRANSFER_GAS, TOKEN_TRANSFER_GAS_FALLBACK, eip1559Fees } from './fees';
 
@@ -80,7 +80,7 @@ export async function prepareTokenForward(
   tank: Wallet,
   contract: string,
   req: ForwardRequest,
-  decimals: number,
+  asset: Asset,
 ): Promise<ForwardPlan> {
   const commission = req.commission ?? 0n;
   if (req.deposit.amount - commission <= 0n) throw new InsufficientAmountError('commission exceeds the deposit');
@@ -108,7 +108,7 @@ export async function prepareTokenForward(
     txs.push(await sign(ctx, tank, 'gas-topup', { to: source.address, value, gasLimit: ETH_TRANSFER_GAS, ...fees, nonce: await nonceOf(ctx, tank.address) }));
     sponsorCost = value + ETH_TRANSFER_GAS * fees.maxFeePerGas;
   }
-  const recovered = req.sponsorPrice && sponsorCost > 0n ? convertUnits(sponsorCost, ASSETS[NETWORKS[ctx.network].nativeTicker].decimals, decimals, req.sponsorPrice) : 0n;
+  const recovered = req.sponsorPrice ? nativeCostInAsset(asset, sponsorCost, req.sponsorPrice) : 0n;
   const forwarded = req.deposit.amount - commission - recovered;
   if (forwarded <= 0n) throw new InsufficientAmountError('commission and network cost exceed the deposit');
   const data = ERC20.encodeFunctionData('transfer', [req.addressOut, forwarded]);

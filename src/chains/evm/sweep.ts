@@ -43,5 +43,5 @@ export async function prepareTokenSweep(ctx: ForwardContext, source: Wallet, tan
   const deposit: ObservedDeposit = { network: ctx.network, ticker: req.ticker, txid: 'sweep', index: 0, recipient: source.address, amount: balance, blockNumber: 0n, blockHash: '' };
   return prepareTokenForward(ctx, source, tank, contract, {
     deposit, derivationIndex: req.derivationIndex, addressOut: req.destination, priority: 'default', commission: 0n, nonceFloor: req.nonceFloor,
-  }, ASSETS[req.ticker].decimals);
+  }, ASSETS[req.ticker]);
 }

@@ -6,8 +6,8 @@ import {
 } from '@solana/spl-token';
 import { SystemProgram, Transaction, PublicKey, type Connection, type Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { ASSETS, NETWORKS } from '../../domain/assets';
-import { convertUnits } from '../../domain/money';
+import { ASSETS } from '../../domain/assets';
+import { nativeCostInAsset } from '../../domain/network-cost';
 import { serializeVerified } from './ed25519';
 import {
   InsufficientAmountError,
@@ -139,8 +139,7 @@ export async function prepareSplForward(ctx: SolForwardContext, mint: string, re
   const rent = existing ? 0n : rentMin;
   const units = existing ? SPL_FORWARD_UNITS : SPL_FORWARD_WITH_ACCOUNT_UNITS;
   const sponsorCost = 2n * LAMPORTS_PER_SIGNATURE + priorityFeeLamports(units, price) + rent;
-  const native = ASSETS[NETWORKS[ctx.network].nativeTicker];
-  const recovered = req.sponsorPrice ? convertUnits(sponsorCost, native.decimals, asset.decimals, req.sponsorPrice) : 0n;
+  const recovered = req.sponsorPrice ? nativeCostInAsset(asset, sponsorCost, req.sponsorPrice) : 0n;
   const forwarded = req.deposit.amount - (req.commission ?? 0n) - recovered;
   if (forwarded <= 0n) throw new InsufficientAmountError('commission and network cost exceed the deposit');
   const tx = new Transaction({ feePayer: ctx.feePayer.publicKey, ...latest }).add(...budgetInstructions(units, price));

@@ -1,5 +1,6 @@
 import { asc, eq, and, sql } from 'drizzle-orm';
 import { callbackWireKey } from '../../callbacks/transport';
+import { callbackHost } from '../../domain/callback-host';
 import type { Db } from '../client';
 import { oncePerDb } from '../prepared';
 import type { Tx } from './public-material';
@@ -99,6 +100,7 @@ export async function createOrGetConfig(
         .values({
           callbackUrl: input.callbackUrl,
           callbackKey: callbackWireKey(input.callbackUrl),
+          callbackHost: callbackHost(input.callbackUrl),
           ticker: input.ticker,
           family: input.family,
           addressIn,

@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { callbackWireKey } from '../../callbacks/transport';
+import { callbackHost } from '../../domain/callback-host';
 import type { Db } from '../client';
 import { $, preparedStatement, rowsOf } from '../prepared';
 import type { NewPaymentConfig } from './configs';
@@ -59,7 +60,7 @@ interface ConfigRow {
 
 /** The columns a create inserts, in the order both create statements give their values. */
 const INSERTED = sql.raw(
-  'callback_url, callback_key, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority, minimum_transaction_base',
+  'callback_url, callback_key, callback_host, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority, minimum_transaction_base',
 );
 
 const RETURNED = sql.raw('id, callback_url, ticker, family, address_in, address_out, derivation_index, priority, minimum_transaction_base::text AS minimum_transaction_base');
@@ -146,7 +147,7 @@ function createStatement(kind: AddressSource['kind']) {
       ${addressRow(kind)},
       cfg AS (
         INSERT INTO payment_configs (${INSERTED})
-        SELECT ${$('callbackUrl')}::text, ${$('callbackKey')}::text, ${$('ticker')}::text, ${$('family')}::text, addr.address, ${$('addressOut')}::text,
+        SELECT ${$('callbackUrl')}::text, ${$('callbackKey')}::text, ${$('callbackHost')}::text, ${$('ticker')}::text, ${$('family')}::text, addr.address, ${$('addressOut')}::text,
           addr.derivation_index, ${$('notifyPending')}::boolean, ${$('notifyConfirmations')}::integer, ${$('post')}::smallint,
           ${$('json')}::smallint, ${$('convert')}::smallint, ${$('priority')}::text, ${$('minimum')}::numeric
         FROM addr
@@ -195,10 +196,11 @@ const outcomeOf = (row: OutcomeRow): CreateOutcome => {
  */
 export async function createConfig(db: Db, input: NewPaymentConfig, from: AddressSource, addressOutCanonical: string): Promise<CreateOutcome> {
   try {
-    // The placeholders are the input's field names, and these three.
+    // The placeholders are the input's field names, and these.
     const result = await createStatements[from.kind](db, {
       ...input,
       callbackKey: callbackWireKey(input.callbackUrl),
+      callbackHost: callbackHost(input.callbackUrl),
       outCanonical: addressOutCanonical,
       source: from.kind === 'derived' ? from.source : from.network,
       minimum: input.minimumTransactionBase.toString(),

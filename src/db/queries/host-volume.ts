@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { $, preparedStatement, rowsOf } from '../prepared';
-import { callbackHostSql } from '../schema';
 
 /** A price that is not a plain decimal counts as none (the callbacks omit it too: isValidPrice). */
 const PLAIN_DECIMAL = sql.raw(`'^[0-9]+([.][0-9]+)?$'`);
@@ -24,7 +23,7 @@ const forwardedValue = preparedStatement(
       WHERE p.created_at >= ${$('since')}::timestamptz
         AND p.created_at < date_trunc('hour', ${$('since')}::timestamptz, 'UTC') + interval '1 hour'
         AND p.result IN ('sent', 'done') AND p.price IS NOT NULL
-        AND ${callbackHostSql(sql.raw('c.callback_url'))} = ${$('host')}::text
+        AND c.callback_host = ${$('host')}::text
     ) AS counted
     WHERE v IS NOT NULL
     GROUP BY ticker`,
