@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { isUnsafeError, performAttempt, type AttemptOutcomeKind } from '../src/callbacks/attempt';
 import type { Signer } from '../src/callbacks/signer';
 import type { CallbackEvent, CallbackSnapshot } from '../src/callbacks/types';
@@ -95,21 +95,6 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
      */
     async deliverCallbackAttempt(input: DeliverAttemptInput): Promise<DeliverAttemptResult> {
       return withHeartbeat(() => attempt(input));
-    },
-
-    /**
-     * Stores the confirmed snapshot once (write-once: an existing one wins) and returns the stored one, which
-     * every confirmed attempt and operator resend then carries.
-     */
-    async storeConfirmedSnapshot(input: { paymentUuid: string; snapshot: CallbackSnapshot }): Promise<CallbackSnapshot> {
-      const { db } = deps;
-      await db
-        .update(payments)
-        .set({ snapshot: input.snapshot })
-        .where(and(eq(payments.uuid, input.paymentUuid), isNull(payments.snapshot)));
-      const [row] = await db.select({ snapshot: payments.snapshot }).from(payments).where(eq(payments.uuid, input.paymentUuid)).limit(1);
-      if (!row) throw ApplicationFailure.nonRetryable(`payment ${input.paymentUuid} not found`, 'PaymentNotFound');
-      return row.snapshot as CallbackSnapshot;
     },
   };
 

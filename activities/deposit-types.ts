@@ -1,4 +1,3 @@
-import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { ForwardFate } from './forward';
 
 // What the deposit activities (activities/deposit.ts) take and give: the payment workflows' side of them.
@@ -36,18 +35,11 @@ export interface ConfirmationsReading {
   observedAt?: string;
 }
 
-/** What the forward activity did: the txid it broadcast (or the node refused), and with `fate` its first reading. */
+/** What the forward activity did: the txid it broadcast (or the node refused), and its first reading when it made one. */
 export interface ForwardSent {
   txidOut: string;
   refused?: string;
   fate?: ForwardFate;
-  snapshot?: CallbackSnapshot;
-}
-
-/** A confirmations reading, and the forward's first attempt when the reading found the deposit final. */
-export interface DueReading {
-  reading: ConfirmationsReading;
-  forward?: { sent: ForwardSent } | { error: string };
 }
 
 export type Evaluation = { eligible: true; evidence: boolean } | { eligible: false; reason: string };

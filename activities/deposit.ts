@@ -2,20 +2,20 @@ import type { ChainAdapter } from '../src/chains/adapter';
 import type { HeadWatch } from '../src/chains/heads';
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { Db } from '../src/db/client';
-import { loadPayment, moveResult, recordFinality, storeConfirmations, storeSnapshotOnce, type ConfigRow, type PaymentRow } from '../src/db/queries/payments';
+import { loadPayment, moveResult, storeConfirmations, storeSnapshotOnce, type ConfigRow, type PaymentRow } from '../src/db/queries/payments';
 import { callbackConfirmations, shownConfirmations } from '../src/domain/finality';
 import type { FeePolicy } from '../src/domain/fees';
 import { formatUnits } from '../src/domain/money';
 import { logger } from '../src/observability/logger';
 import { describeError } from '../src/observability/redact';
 import type { PriceSource } from '../src/prices/source';
-import type { ConfirmationsReading, DepositInput, DueReading, Evaluation, ForwardSent, PaymentInfo } from './deposit-types';
+import type { ConfirmationsReading, DepositInput, Evaluation, ForwardSent, PaymentInfo } from './deposit-types';
 import { baseSnapshot, paymentInfo as info } from './deposit-views';
-import { createForwardActivities, type ForwardFate, type ForwardOptions, type LoadedPayment } from './forward';
-import { asset, planFromJson, toDeposit } from './forward-support';
+import { createForwardActivities, type ForwardFate } from './forward';
+import { asset, planFromJson, toDeposit, withHeartbeat } from './forward-support';
 import { judgeObserved, recordObserved } from './observed';
 export type { ForwardFate } from './forward';
-export type { ConfirmationsReading, DepositInput, DueReading, Evaluation, ForwardSent, PaymentInfo } from './deposit-types';
+export type { ConfirmationsReading, DepositInput, Evaluation, ForwardSent, PaymentInfo } from './deposit-types';
 
 export interface DepositDeps {
   db: Db;
@@ -39,8 +39,8 @@ export function createDepositActivities(deps: DepositDeps) {
    * The immutable confirmed snapshot (DESIGN 5): price captured once, fee_coin = value − forwarded
    * exactly; written once, and every later call returns what was written first.
    */
-  async function confirmedSnapshot(uuid: string, loaded?: LoadedPayment): Promise<CallbackSnapshot> {
-    const { payment, config } = loaded ?? (await loadPayment(db, uuid));
+  async function confirmedSnapshot(uuid: string): Promise<CallbackSnapshot> {
+    const { payment, config } = await loadPayment(db, uuid);
     if (payment.snapshot) return payment.snapshot as CallbackSnapshot;
     const a = asset(payment.ticker);
     const plan = planFromJson(payment.forwardRaw!);
@@ -61,29 +61,7 @@ export function createDepositActivities(deps: DepositDeps) {
     return (await loadPayment(db, uuid)).payment.snapshot as CallbackSnapshot;
   }
 
-  const { fateOf, ...forward } = createForwardActivities(deps);
-
-  /**
-   * A reading, with the confirmed snapshot written when it says confirmed (or without, if that write fails
-   * now: the workflow's own step writes it). `loaded`: the rows the reading was made from.
-   */
-  async function withSnapshot(uuid: string, fate: ForwardFate, loaded?: LoadedPayment): Promise<{ fate: ForwardFate; snapshot?: CallbackSnapshot }> {
-    if (fate.status !== 'confirmed') return { fate };
-    try {
-      return { fate, snapshot: await confirmedSnapshot(uuid, loaded) };
-    } catch {
-      return { fate };
-    }
-  }
-
-  /**
-   * One reading of the forward's fate and, when confirmed, the snapshot, from one read of the payment: the
-   * snapshot is made of the stored forward that reading found mined.
-   */
-  async function fateWithSnapshot(uuid: string): Promise<{ fate: ForwardFate; snapshot?: CallbackSnapshot }> {
-    const loaded = await loadPayment(db, uuid);
-    return withSnapshot(uuid, await fateOf(loaded), loaded);
-  }
+  const forward = createForwardActivities(deps);
 
   /** One reading of the node, not stored (observeConfirmations); readConfirmations stores what it shows. */
   async function observeConfirmations(payment: PaymentRow, config: ConfigRow): Promise<ConfirmationsReading> {
@@ -108,39 +86,38 @@ export function createDepositActivities(deps: DepositDeps) {
   }
 
   /**
-   * forward (activities/forward.ts); with `fate`, also the forward's first reading right after the
-   * broadcast, with the confirmed snapshot written when it says mined. A reading that fails is no
-   * reading: the workflow makes its own.
+   * The forward effect, one activity that heartbeats while it runs (it may wait for its source's lock or a
+   * gas top-up): signs once, stores and broadcasts (activities/forward.ts; a stored forward is re-sent,
+   * never signed twice), then makes the forward's first reading. A reading that fails is no reading: the
+   * workflow makes its own.
    *
    * A forward signed now on a network whose head feed is live is watched for here, for a short window
    * (FORWARD_WATCH_MS): a reading at each new head, and one after the window. Included meanwhile, the
-   * workflow goes on to its confirmed callback in the same workflow task, with no hint from the watcher
-   * and no task for it (the watcher holds its hint back for the window, forward_watch_until).
+   * workflow goes on to its confirmed snapshot with no hint from the watcher and no workflow task for it
+   * (the watcher holds its hint back for the window, forward_watch_until).
    */
-  async function forwardWithFate(uuid: string, opts: ForwardOptions & { fate?: boolean } = {}, loaded?: LoadedPayment): Promise<ForwardSent> {
-    // forward() reads the payment for its lock's name when not given it: read here, it names the network too.
-    const read = loaded ?? (opts.fate && deps.heads ? await loadPayment(db, uuid) : undefined);
-    const { signedNow, watchUntil, headsBefore, ...sent } = await forward.forward(uuid, { ...opts, watch: opts.fate === true }, read);
-    if (!opts.fate) return sent;
-    if (watchUntil !== undefined && headsBefore !== undefined && deps.heads && read) {
-      // A head announced after the forward's own transaction went out (even before the watch begins) is read; none before.
-      const fate = await watchInclusion(uuid, read.payment.network, headsBefore, watchUntil, deps.heads);
-      return fate ? { ...sent, ...fate } : sent;
-    }
-    // Signed and accepted by the node a moment ago: it is in the mempool, and a reading now would say so at
-    // the cost of a read and the node's round trips on the worker's one thread. A stored forward sent again
-    // is read: it may be mined already.
-    if (signedNow) return { ...sent, fate: { status: 'pending', txidOut: sent.txidOut, note: 'broadcast now' } };
-    return { ...sent, ...(await readFate(uuid)) };
+  async function forwardWithFate(uuid: string): Promise<ForwardSent> {
+    return withHeartbeat(async () => {
+      // forward() reads the payment for its lock's name when not given it: read here, it names the network too.
+      const read = deps.heads ? await loadPayment(db, uuid) : undefined;
+      const { signedNow, watchUntil, headsBefore, ...sent } = await forward.forward(uuid, { watch: true }, read);
+      if (watchUntil !== undefined && headsBefore !== undefined && deps.heads && read) {
+        // A head announced after the forward's own transaction went out (even before the watch begins) is read; none before.
+        const fate = await watchInclusion(uuid, read.payment.network, headsBefore, watchUntil, deps.heads);
+        return fate ? { ...sent, fate } : sent;
+      }
+      // Signed and accepted by the node a moment ago: it is in the mempool, and a reading now would say so at
+      // the cost of a read and the node's round trips. A stored forward sent again is read: it may be mined already.
+      if (signedNow) return { ...sent, fate: { status: 'pending', txidOut: sent.txidOut, note: 'broadcast now' } };
+      const fate = await readFate(uuid);
+      return fate ? { ...sent, fate } : sent;
+    });
   }
 
-  /**
-   * One reading of the forward's fate, with the confirmed snapshot when it says mined; undefined when the node
-   * or the database did not answer (no reading).
-   */
-  async function readFate(uuid: string): Promise<{ fate: ForwardFate; snapshot?: CallbackSnapshot } | undefined> {
+  /** One reading of the forward's fate; undefined when the node or the database did not answer (no reading). */
+  async function readFate(uuid: string): Promise<ForwardFate | undefined> {
     try {
-      return await fateWithSnapshot(uuid);
+      return await forward.forwardFate(uuid);
     } catch (e) {
       logger.debug({ payment: uuid, err: describeError(e) }, 'forward reading failed; the workflow reads again');
       return undefined;
@@ -158,14 +135,14 @@ export function createDepositActivities(deps: DepositDeps) {
     after: number,
     until: number,
     heads: HeadWatch,
-  ): Promise<{ fate: ForwardFate; snapshot?: CallbackSnapshot } | undefined> {
+  ): Promise<ForwardFate | undefined> {
     for (let seen = after; ; ) {
       const left = until - Date.now();
       if (left > 0) await heads.next(network, seen, left);
       seen = heads.seen(network);
       const last = Date.now() >= until;
       const read = await readFate(uuid);
-      if ((read && read.fate.status !== 'pending') || last) return read;
+      if ((read && read.status !== 'pending') || last) return read;
     }
   }
 
@@ -194,41 +171,15 @@ export function createDepositActivities(deps: DepositDeps) {
       return moveResult(db, uuid, ['pending', 'processing'], 'failed', reason);
     },
 
+    /** The record_processing effect: pending → processing (a no-op when already past pending). */
+    async recordProcessing(uuid: string): Promise<boolean> {
+      return moveResult(db, uuid, ['pending'], 'processing');
+    },
+
     /** Incoming confirmations, stored for logs; the sol family reports finality 0 or 1. */
     async confirmations(uuid: string): Promise<ConfirmationsReading> {
       const { payment, config } = await loadPayment(db, uuid);
       return readConfirmations(payment, config);
-    },
-
-    /**
-     * One reading of the confirmations and, when it finds the deposit final, the forward's first attempt in
-     * the same step (forwardWithFate: processing, sign, store, broadcast, first reading): the workflow takes
-     * one step from a due block to a broadcast forward.
-     * A payment already past pending (processing or sent) is forwarded whatever the reading: an earlier
-     * attempt of this step found it final, and its stored forward is re-sent, never signed twice. A forward that throws here is no
-     * verdict: the error is returned and the workflow's forward step makes the next attempt. A node that does not answer the reading throws, as `confirmations`.
-     */
-    async confirmationsThenForward(uuid: string): Promise<DueReading> {
-      const loaded = await loadPayment(db, uuid);
-      const { payment, config } = loaded;
-      const reading = await observeConfirmations(payment, config);
-      const final = reading.status === 'confirmed' && reading.confirmations >= info(payment, config).requiredConfirmations;
-      // Past pending (processing, or sent once that step's reading found the forward mined): finality was settled.
-      const settled = ['processing', 'sent', 'done'].includes(payment.result);
-      if (!final && !settled) {
-        await storeShown(payment, reading);
-        return { reading };
-      }
-      try {
-        // The confirmations shown and, from pending, processing: one write.
-        await recordFinality(db, uuid, reading.status === 'reorged' ? undefined : reading.confirmations);
-        return { reading, forward: { sent: await forwardWithFate(uuid, { fate: true }, loaded) } };
-      } catch (e) {
-        // Returned into the workflow's history: scrubbed of URLs and signed bytes, as a failure would be.
-        const error = describeError(e).message;
-        logger.warn({ payment: uuid, err: error }, 'forward right after finality failed; the workflow forwards again');
-        return { reading, forward: { error } };
-      }
     },
 
     async pendingSnapshot(uuid: string): Promise<CallbackSnapshot> {
@@ -238,25 +189,13 @@ export function createDepositActivities(deps: DepositDeps) {
       return snap;
     },
 
-    ...forward,
-
     confirmedSnapshot,
 
-    /**
-     * One reading of the forward's fate and, when it is confirmed, the confirmed snapshot written, in one
-     * step. A snapshot that cannot be written now is left to the workflow's own step (no snapshot in the
-     * answer); the reading stands.
-     */
-    async forwardFateSnapshot(uuid: string): Promise<{ fate: ForwardFate; snapshot?: CallbackSnapshot }> {
-      return fateWithSnapshot(uuid);
-    },
-
-    /**
-     * forward (activities/forward.ts); with `fate`, also the forward's first reading right after the
-     * broadcast, with the confirmed snapshot written when it says mined. A reading that fails is no
-     * reading: the workflow makes its own.
-     */
     forward: forwardWithFate,
+
+    forwardFate: forward.forwardFate,
+
+    discardForward: forward.discardForward,
   };
 }
 

@@ -1,9 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { BroadcastRejectedError, NodeUnavailableError, type ForwardPlan } from '../src/chains/adapter';
-import {
-  loadPayment,
-  moveResult,
-} from '../src/db/queries/payments';
+import { loadPayment } from '../src/db/queries/payments';
 import { ForwardCollisionError, discardForwardIf, nativeReserved, nonceFloor, restoreForwardPlan, rivalForwards, storeForwardOnce } from '../src/db/queries/forwards';
 import { NETWORKS, type Priority } from '../src/domain/assets';
 import { percentOf } from '../src/domain/money';
@@ -11,8 +8,8 @@ import { logger } from '../src/observability/logger';
 import { scrubText } from '../src/observability/redact';
 import { forwards } from '../src/observability/metrics';
 import type { DepositDeps } from './deposit';
-import { asset, permanent, planFromJson, planToJson, toDeposit, withHeartbeat } from './forward-support';
-import { chooseFeeFor, priceOfNativeInAsset } from './pricing';
+import { asset, permanent, planFromJson, planToJson, toDeposit } from './forward-support';
+import { priceOfNativeInAsset } from './pricing';
 
 /**
  * One reading of a stored forward's fate, made once and acted on by the workflow as it stands
@@ -47,8 +44,6 @@ export interface Broadcast {
 export type LoadedPayment = Awaited<ReturnType<typeof loadPayment>>;
 
 export interface ForwardOptions {
-  /** Moves the payment to processing first (the lifecycle's record_processing effect, made here). */
-  processing?: boolean;
   /** The caller watches for the inclusion of a forward signed now, for deps.heads' window (forward_watch_until). */
   watch?: boolean;
 }
@@ -57,19 +52,12 @@ export interface ForwardOptions {
 export function createForwardActivities(deps: DepositDeps) {
   const { db } = deps;
   return {
-    /**
-     * Moves the payment to processing (with `processing`, a no-op when already there), then signs and
-     * broadcasts the forward (send, below). Idempotent: a stored forward is re-sent, never signed twice.
-     */
+    /** Signs and broadcasts the forward (send, below). Idempotent: a stored forward is re-sent, never signed twice. */
     async forward(uuid: string, opts: ForwardOptions = {}, loaded?: LoadedPayment): Promise<Broadcast> {
-      if (opts.processing) await moveResult(db, uuid, ['pending'], 'processing');
       return send(uuid, loaded, opts.watch === true);
     },
 
     forwardFate,
-
-    /** forwardFate from rows the caller read already; not an activity (createDepositActivities takes it out). */
-    fateOf,
 
     /**
      * Forgets a stored forward that the chain says can never land (and moved nothing), so the next
@@ -93,7 +81,8 @@ export function createForwardActivities(deps: DepositDeps) {
     const { payment, config } = loaded ?? (await loadPayment(db, uuid));
     const adapter = await deps.adapter(payment.network);
     const a = asset(payment.ticker);
-    return withHeartbeat(() => deps.withLock(`forward:${payment.network}:${config.addressIn}`, async () => {
+    // The caller (the forward activity) heartbeats while this waits for the lock or a top-up.
+    return deps.withLock(`forward:${payment.network}:${config.addressIn}`, async () => {
       const fresh = await loadPayment(db, uuid);
       let plan: ForwardPlan;
       let signedNow = false;
@@ -101,9 +90,10 @@ export function createForwardActivities(deps: DepositDeps) {
       if (fresh.payment.forwardRaw) {
         plan = planFromJson(fresh.payment.forwardRaw);
       } else {
-        // Independent readings, side by side: the host's fee tier, the network's cost, the source's reserved nonces.
-        const [feePercent, estimate, floor, reserved] = await Promise.all([
-          chooseFeeFor(deps, config, a),
+        // The fee percent was chosen once, when the deposit was judged (activities/observed.ts), and stored.
+        const feePercent = fresh.payment.feePercent;
+        // Independent readings, side by side: the network's cost, the source's reserved nonces.
+        const [estimate, floor, reserved] = await Promise.all([
           adapter.estimateForwardCost(payment.ticker, config.priority as Priority),
           nonceFloor(db, payment.network, config.addressIn),
           a.type === 'token' ? nativeReserved(db, payment.network, config.addressIn, NETWORKS[a.network].nativeTicker) : undefined,
@@ -139,7 +129,6 @@ export function createForwardActivities(deps: DepositDeps) {
             uuid,
             planToJson(plan),
             plan.txidOut,
-            feePercent,
             { network: payment.network, source: config.addressIn, nonce: plan.nonce },
             watchMs,
           );
@@ -168,7 +157,7 @@ export function createForwardActivities(deps: DepositDeps) {
       }
       forwards.inc({ ticker: payment.ticker, outcome: 'broadcast' });
       return signedNow ? { txidOut, signedNow, ...watched() } : { txidOut };
-    }));
+    });
   }
 
   /**
@@ -177,12 +166,7 @@ export function createForwardActivities(deps: DepositDeps) {
    * does not hold the bytes, they are sent again (the same bytes; a dropped forward revives).
    */
   async function forwardFate(uuid: string): Promise<ForwardFate> {
-    return fateOf(await loadPayment(db, uuid));
-  }
-
-  /** forwardFate from rows the caller read (loadPayment). */
-  async function fateOf({ payment, config }: LoadedPayment): Promise<ForwardFate> {
-    const uuid = payment.uuid;
+    const { payment, config } = await loadPayment(db, uuid);
     if (!payment.forwardRaw) throw ApplicationFailure.nonRetryable('no stored forward');
     const adapter = await deps.adapter(payment.network);
     const plan = planFromJson(payment.forwardRaw);

@@ -1,6 +1,6 @@
 import type { ChainAdapter } from '../src/chains/adapter';
 import type { Db } from '../src/db/client';
-import { loadConfig, recordDeposit, reviveDeposit, type ConfigRow, type NewDeposit, type PaymentRow } from '../src/db/queries/payments';
+import { loadConfig, recordDeposit, reviveDeposit, storeFeePercent, type ConfigRow, type NewDeposit, type PaymentRow } from '../src/db/queries/payments';
 import { NETWORKS, type Priority } from '../src/domain/assets';
 import { computeFees, type FeePolicy } from '../src/domain/fees';
 import { depositKey } from '../src/domain/deposit-key';
@@ -53,7 +53,8 @@ export async function recordObserved(db: Db, input: DepositInput): Promise<{ pay
 }
 
 /**
- * Eligibility when observed (SPEC 3): below the current minimum is the one verdict (final). Above it,
+ * Eligibility when observed (SPEC 3): below the current minimum is the one verdict (final). Above it, the
+ * payment's fee percent is chosen (the host's tier or override) and stored for its forward; and
  * whether the deposit covers the commission and network costs now is evidence for the pending callback
  * only: a node or price outage throws (retried), a cost above the deposit reports evidence=false, and the
  * deposit stays (the forward waits until it pays its way).
@@ -67,7 +68,9 @@ export async function judgeObserved(deps: JudgeDeps, payment: PaymentRow, config
   }
   const adapter = await deps.adapter(payment.network);
   const cost = await adapter.estimateForwardCost(payment.ticker, config.priority as Priority);
+  // Chosen here, once, and stored: the forward takes its commission by this percent, whatever the tier is then.
   const feePercent = await chooseFeeFor(deps, config, a);
+  await storeFeePercent(deps.db, payment.uuid, feePercent);
   let nativePrice: string | undefined;
   if (cost.sponsorCost > 0n) nativePrice = await priceOfNativeInAsset(deps.prices, a);
   const fees = computeFees({

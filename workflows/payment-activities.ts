@@ -1,16 +1,15 @@
 // The payment workflow's activity proxies (workflows/payment.ts and its stages).
-import { isCancellation, proxyLocalActivities, TemporalFailure } from '@temporalio/workflow';
-import type { DeliveryActivities } from '../activities/delivery';
+import { isCancellation, proxyActivities, proxyLocalActivities, TemporalFailure } from '@temporalio/workflow';
 import type { DepositActivities } from '../activities/deposit';
 
 const RETRY = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '2 minutes' };
 
 /**
- * Short database writes and single chain readings: local activities, one marker event each instead of a
- * scheduled/started/completed triple and a workflow task. Each is idempotent (a worker lost mid-task runs it again).
+ * Short database writes and single chain readings, each done in well under a minute: local activities,
+ * one marker event each instead of a scheduled/started/completed triple and a workflow task. Each is
+ * idempotent (a worker lost mid-task runs it again).
  */
 export const local = proxyLocalActivities<DepositActivities>({ startToCloseTimeout: '1 minute', retry: RETRY });
-export const localDelivery = proxyLocalActivities<DeliveryActivities>({ startToCloseTimeout: '1 minute', retry: RETRY });
 
 /**
  * Chain readings the workflow can do without (it reads again on the next signal or fallback): retried a
@@ -30,28 +29,19 @@ async function orNothing<T>(read: Promise<T>): Promise<T | undefined> {
   }
 }
 export const readConfirmations = (uuid: string) => orNothing(readings.confirmations(uuid));
+export const readForwardFate = (uuid: string) => orNothing(readings.forwardFate(uuid));
 
 /**
- * A confirmations reading that, when it finds the deposit final, makes the
- * forward's first attempt in the same step. Retried as a reading (a node that does not answer gives no
- * reading); the forward inside it may wait for its source's lock or a gas top-up, hence the forward's
- * timeout. The worker keeps the workflow task alive meanwhile, as for localForward.
+ * The forward may wait for its source's lock (forwards from one address are serialised) or for a gas
+ * top-up to be mined, which is not work of a few seconds: a regular activity that heartbeats while it
+ * runs, so that a worker lost mid-forward is noticed within the heartbeat timeout and another attempt
+ * re-sends the stored bytes (never signs twice).
  */
-const dueReadings = proxyLocalActivities<DepositActivities>({ startToCloseTimeout: '10 minutes', retry: { ...RETRY, maximumAttempts: 6 } });
-export const readConfirmationsThenForward = (uuid: string) => orNothing(dueReadings.confirmationsThenForward(uuid));
-export const readForwardFateSnapshot = (uuid: string) => orNothing(readings.forwardFateSnapshot(uuid));
-
-/**
- * The forward signs and broadcasts, possibly after waiting for its source's lock or a gas top-up: a local
- * activity, inside the workflow task that found finality, with no activity task to dispatch and no
- * workflow task for its result. The worker keeps that workflow task alive while the forward runs; a worker
- * that dies mid-forward is noticed when the task times out (10 s), and another one runs it again with the
- * stored bytes.
- */
-export const localForward = proxyLocalActivities<DepositActivities>({
+export const forwarding = proxyActivities<DepositActivities>({
   startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '30 seconds',
   // A few quick tries, then the failure comes back to the workflow, which waits with its own backoff through
   // timers that continue-as-new can cut (forward_waiting): retried here for ever, a lasting condition would
-  // grow one run's history without bound (each retry past a minute is a timer, each task a heartbeat).
+  // keep the forward out of the workflow's hands (no reason shown, no history bound).
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 3 },
 });

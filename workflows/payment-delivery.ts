@@ -4,7 +4,7 @@ import { msToNumber } from '@temporalio/common/lib/time';
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { LifecycleEvent } from '../src/domain/lifecycle';
 import { AUTOMATIC_ATTEMPTS, deliverStage, runAttempt, type StageStatus } from './delivery-stage';
-import { local, localDelivery } from './payment-activities';
+import { local } from './payment-activities';
 
 export interface ResendState {
   requested: number;
@@ -22,9 +22,9 @@ export interface DeliveryHooks {
   beforeWait?: () => void;
 }
 
-/** Writes the immutable confirmed snapshot (DESIGN 5) and the callback's copy of it; both write-once. */
+/** Writes the immutable confirmed snapshot (DESIGN 5), write-once: answers the one stored first. */
 export async function snapshotConfirmed(uuid: string): Promise<CallbackSnapshot> {
-  return localDelivery.storeConfirmedSnapshot({ paymentUuid: uuid, snapshot: await local.confirmedSnapshot(uuid) });
+  return local.confirmedSnapshot(uuid);
 }
 
 /**

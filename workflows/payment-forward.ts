@@ -1,10 +1,10 @@
 // The forward effect of the payment workflow: sign once and broadcast (the activity), then one reading per
 // wake (forwardFate) decides; the watcher's `forward` signal wakes it when a block holds the forward.
+// It only forwards: processing was recorded by the effect before it, the snapshot is the effect after it.
 import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
-import type { ForwardFate, ForwardSent } from '../activities/deposit';
-import type { CallbackSnapshot } from '../src/callbacks/types';
+import type { ForwardFate } from '../activities/deposit';
 import type { LifecycleEvent } from '../src/domain/lifecycle';
-import { local, localForward, readForwardFateSnapshot } from './payment-activities';
+import { forwarding, local, readForwardFate } from './payment-activities';
 
 /** The forward's progress, carried across runs: which plan this is, and a first reading of final evidence. */
 export interface ForwardProgress {
@@ -32,8 +32,6 @@ export interface ForwardWaits {
   beginReading(): void;
   fallbackMs: number;
   recheckMs: number;
-  /** The forward's first attempt, already made by the reading that found finality. */
-  first?: ForwardSent;
   /** The longest wait between tries of a forward stopped by a transient condition. */
   retryCapMs: number;
 }
@@ -66,28 +64,20 @@ export function forwardRetryDelay(retries: number, capMs: number): number {
  * `c.forward.waiting`; the workflow waits, then calls this again.
  */
 export async function forwardStage(
-  c: { payment: { uuid: string }; txidOut: string | null; forward: ForwardProgress; snapshot: CallbackSnapshot | null },
+  c: { payment: { uuid: string }; txidOut: string | null; forward: ForwardProgress },
   w: ForwardWaits,
 ): Promise<LifecycleEvent> {
   const uuid = c.payment.uuid;
-  let made = w.first;
   for (;;) {
     let txidOut: string;
     /** The activity's own first reading, used instead of a reading of the workflow's. */
     let first: ForwardFate | undefined;
     try {
       // Idempotent: a stored forward is returned (and re-sent), never signed twice.
-      let sent: ForwardSent;
-      if (made) {
-        sent = made;
-        made = undefined;
-      } else {
-        w.beginReading();
-        sent = await localForward.forward(uuid, { processing: true, fate: true });
-      }
+      w.beginReading();
+      const sent = await forwarding.forward(uuid);
       txidOut = sent.txidOut;
       first = sent.fate;
-      if (sent.snapshot) c.snapshot = sent.snapshot;
     } catch (e) {
       if (isCancellation(e)) throw e;
       const failure = applicationFailure(e);
@@ -111,7 +101,7 @@ export async function forwardStage(
     let short = w.recheckMs;
     let soon = false;
     for (;;) {
-      const fate = first ?? (await read(c, w));
+      const fate = first ?? (await read(uuid, w));
       first = undefined;
       if (fate === undefined) {
         // The node did not answer: no reading; wait for the next signal or the fallback.
@@ -141,10 +131,8 @@ export async function forwardStage(
   }
 }
 
-/** One reading of the forward's fate; a confirmed one comes with the confirmed snapshot written. */
-async function read(c: { payment: { uuid: string }; snapshot: CallbackSnapshot | null }, w: ForwardWaits): Promise<ForwardFate | undefined> {
+/** One reading of the forward's fate (undefined: the node did not answer). */
+async function read(uuid: string, w: ForwardWaits): Promise<ForwardFate | undefined> {
   w.beginReading();
-  const r = await readForwardFateSnapshot(c.payment.uuid);
-  if (r?.snapshot) c.snapshot = r.snapshot;
-  return r?.fate;
+  return readForwardFate(uuid);
 }

@@ -14,13 +14,13 @@ import {
 } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
-import type { DepositInput, Evaluation, ForwardSent } from '../activities/deposit';
+import type { DepositInput, Evaluation } from '../activities/deposit';
 import { resumeEffects, transition, type Effect, type LifecycleEvent, type LifecycleState } from '../src/domain/lifecycle';
 import { SA_CALLBACK_HOST, SA_PAYMENT_UUID, SA_STAGE, SA_TICKER, SA_TXID_IN } from '../src/domain/search-attributes';
 import { AUTOMATIC_ATTEMPTS, newStageStatus, startPendingDelivery, type PendingDelivery } from './delivery-stage';
 import { forwardStage } from './payment-forward';
 import { fresh, refuseResend, status, type Carry, type PaymentWorkflowOptions } from './payment-carry';
-import { local, readConfirmations, readConfirmationsThenForward } from './payment-activities';
+import { local, readConfirmations } from './payment-activities';
 import { chainSignal, paymentStatusQuery, resendUpdate, type PaymentStatus } from './signals';
 import { deliverConfirmed, snapshotConfirmed } from './payment-delivery';
 
@@ -38,19 +38,16 @@ export const DEPOSIT_REORGANISED = 'DepositReorganised';
 
 /**
  * The workflow type the watcher starts for each deposit. The deposit is recorded and evaluated in one local
- * activity; the reading that finds the deposit final makes the forward's first attempt in the same step
- * (when no pending attempt is under way); the forward moves the payment to processing and makes its first
- * reading; the reading that finds the forward confirmed writes the confirmed snapshot; confirmed attempts
- * run as local activities. The search attributes are written once with the first stage, and a stage only
- * when it changes what the Temporal UI shows (see `stageShown`).
+ * activity; from then on each step is one effect of the table, performed as listed: readings until
+ * finality, processing recorded, the forward (an activity with heartbeats) and its readings, the confirmed
+ * snapshot, the confirmed attempts (local activities). The search attributes are written once with the
+ * first stage, and a stage only when it changes what the Temporal UI shows (see `stageShown`).
  */
 export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflowOptions = {}, carried?: Carry): Promise<PaymentStatus> {
   const fallbackMs = msToNumber(opts.fallback ?? '5 minutes');
   const recheckMs = Math.min(msToNumber(opts.recheck ?? '2 seconds'), fallbackMs);
   const budget = opts.historyBudget ?? HISTORY_BUDGET;
   const retryCapMs = msToNumber(opts.forwardRetryCap ?? '1 hour');
-  /** The forward's first attempt, made by the reading that found finality; none when it failed there. */
-  let firstForward: ForwardSent | undefined;
   let evaluation: Evaluation | undefined;
   let c: Carry;
   if (carried) c = carried;
@@ -112,12 +109,6 @@ export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflo
     stageShown = stage;
   };
 
-  /**
-   * No pending attempt is under way or waiting for its time: the forward may start inside a reading,
-   * before the cancel_pending_delivery effect (which then has nothing to stop).
-   */
-  const pendingSettled = () => c.pending === null || !['idle', 'sending', 'waiting'].includes(c.pending.state);
-
   const overBudget = () => workflowInfo().historyLength >= budget || workflowInfo().continueAsNewSuggested;
 
   /**
@@ -156,19 +147,7 @@ export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflo
     let soon = false;
     for (;;) {
       beginReading();
-      let r: Awaited<ReturnType<typeof readConfirmations>>;
-      if (pendingSettled()) {
-        const due = await readConfirmationsThenForward(uuid);
-        if (due?.forward) {
-          firstForward = 'sent' in due.forward ? due.forward.sent : undefined;
-          if (due.reading.status === 'confirmed') c.confirmations = due.reading.confirmations;
-          c.reorgAt = null;
-          return { type: 'finality_reached' };
-        }
-        r = due?.reading;
-      } else {
-        r = await readConfirmations(uuid);
-      }
+      const r = await readConfirmations(uuid);
       if (r === undefined) {
         // The node did not answer: no verdict either way; the next signal or the fallback reads again.
       } else if (r.status === 'reorged') {
@@ -210,17 +189,14 @@ export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflo
         pendingRun = undefined;
         return undefined;
       case 'record_processing':
-        // The forward activity, next, makes this move as its first step.
+        await local.recordProcessing(uuid);
         return undefined;
       case 'record_failure':
         c.reason = e.reason;
         await local.markFailed(uuid, e.reason);
         return undefined;
-      case 'forward': {
-        const first = firstForward;
-        firstForward = undefined;
-        return forwardStage(c, { waitHint, beginReading, fallbackMs, recheckMs, first, retryCapMs });
-      }
+      case 'forward':
+        return forwardStage(c, { waitHint, beginReading, fallbackMs, recheckMs, retryCapMs });
       case 'await_forward_retry': {
         // Until the next try (carried across runs); a chain hint for this payment tries at once.
         const until = c.forward.waiting ? Date.parse(c.forward.waiting.nextTry) : new Date().getTime();
@@ -229,8 +205,7 @@ export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflo
         return undefined;
       }
       case 'snapshot_confirmed':
-        // Usually written already, by the reading that found the forward confirmed.
-        if (c.snapshot === null) c.snapshot = await snapshotConfirmed(uuid);
+        c.snapshot = await snapshotConfirmed(uuid);
         return undefined;
       case 'deliver_confirmed':
         return deliverConfirmed(c, { overBudget, maybeContinue, beforeWait: showStage, resendWindow: opts.resendWindow ?? '30 days' });

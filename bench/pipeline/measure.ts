@@ -193,18 +193,6 @@ function markerActivity(details: MarkerDetails | undefined): string | undefined 
   return markerDetail<{ activity_type?: string }>(details, 'data')?.activity_type;
 }
 
-/** When the worker scheduled a local activity (its marker's original_schedule_time), in ms. */
-function markerScheduledAt(e: HistoryEvent): number | undefined {
-  const at = markerDetail<{ original_schedule_time?: { seconds?: number | string; nanos?: number } }>(e.markerRecordedEventAttributes?.details as MarkerDetails, 'data')
-    ?.original_schedule_time;
-  return at?.seconds === undefined ? undefined : Number(at.seconds) * 1000 + Math.floor((at.nanos ?? 0) / 1e6);
-}
-
-/** Whether a confirmationsThenForward marker's result holds a forward (the reading found the deposit final). */
-function markerForwarded(e: HistoryEvent): boolean {
-  return markerDetail<{ forward?: unknown }>(e.markerRecordedEventAttributes?.details as MarkerDetails, 'result')?.forward !== undefined;
-}
-
 /** "WorkflowTaskScheduled", "ActivityTaskCompleted forward", "MarkerRecorded confirmations", … */
 function describeEvent(e: HistoryEvent, names: Map<string, string>): string {
   const key = Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k]) ?? 'unknown';
@@ -242,17 +230,6 @@ function traceOf(events: HistoryEvent[], t: WorkflowTrace): void {
     if (e.workflowTaskStartedEventAttributes) taskStartedAt = at;
     if (e.workflowTaskCompletedEventAttributes && at !== undefined && taskStartedAt !== undefined) {
       t.longestTaskMs = Math.max(t.longestTaskMs ?? 0, at - taskStartedAt);
-    }
-    // A local forward: it ran in the workflow task its marker closes, after that task's finality reading;
-    // the task's start stands for "scheduled", its completion for "completed". The same for the reading
-    // that found finality and forwarded in the same step (confirmationsThenForward).
-    const forwarded = described === 'MarkerRecorded forward' || (described === 'MarkerRecorded confirmationsThenForward' && markerForwarded(e));
-    if (forwarded && t.forwardScheduledAt === undefined) {
-      // When the worker scheduled it (the marker's own record; a long one outlives the task it began in).
-      const scheduledAt = markerScheduledAt(e) ?? taskStartedAt;
-      t.forwardScheduledAt = scheduledAt;
-      t.forwardStartedAt = scheduledAt;
-      t.forwardCompletedAt = at;
     }
     if (e.workflowExecutionStartedEventAttributes) t.startedAt = minDefined(t.startedAt, at);
     const signal = e.workflowExecutionSignaledEventAttributes;

@@ -116,10 +116,7 @@ export function table(summaries: AssetSummary[]): string {
  * either end. "ready" is the later of finality and the workflow's start: from then on only a reading
  * stands between the deposit and its forward. The hint rows show how late the watcher's signals came,
  * over the deposits that got one (most never need one when their workflow starts after finality).
- * A forward run as a local activity counts as scheduled when the worker scheduled it (its marker's
- * original_schedule_time; the start of its workflow task when a marker lacks it); so does the reading
- * that found finality and forwarded in the same step (confirmationsThenForward), whose reading falls in
- * "scheduled → plan stored".
+ * The forward counts as scheduled when its activity task was scheduled.
  */
 const later = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : Math.max(a, b));
 const PHASES: Array<[string, (r: DepositTimes) => [number | undefined, number | undefined]]> = [

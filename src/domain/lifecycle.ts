@@ -3,14 +3,12 @@
  * Internal states are the logs `result` values; merchants only ever see pending and sent.
  * Anything the table does not allow is rejected, never silently ignored.
  *
- * The payment workflow (workflows/payment.ts) is an interpreter of this table: it performs each effect
- * in the order listed, and the effects that wait (await_finality, forward, deliver_confirmed) return
- * the next event. The order of the lifecycle's commands is therefore the order written here, with one
- * fusion the workflow makes where it changes nothing the table guards: when no pending attempt is under
- * way or waiting for its time, the reading that finds finality (inside await_finality) also records
- * processing and makes the forward's first attempt. cancel_pending_delivery then has nothing to stop,
- * record_processing is already done, and forward starts from that attempt. With a pending attempt under
- * way or due, the effects run one by one, as written (SPEC 3 rule 1: no pending callback after finality).
+ * The payment workflow (workflows/payment.ts) is an interpreter of this table and takes no step outside
+ * it: it performs each effect in the order listed, each effect is one step of its own, and the effects
+ * that wait (await_finality, forward, deliver_confirmed) return the next event. The order of the
+ * lifecycle's commands is therefore the order written here: at finality the pending stage is stopped
+ * first (SPEC 3 rule 1: no pending callback after finality), then processing is recorded, then the
+ * forward is made; once it is included the confirmed snapshot is written, then delivered.
  */
 export type PaymentResult = 'pending' | 'processing' | 'sent' | 'done' | 'failed';
 
@@ -42,11 +40,14 @@ export type Effect =
   | { type: 'cancel_pending_delivery' }
   /** Records `processing` in the payment row. */
   | { type: 'record_processing' }
-  /** Signs, stores and broadcasts the forward, then waits for its inclusion: yields forwarded, forward_waiting or forward_failed. */
+  /**
+   * Signs once, stores and broadcasts the forward (an activity with heartbeats: it may wait for its source's
+   * lock or a gas top-up), then reads its fate until included: yields forwarded, forward_waiting or forward_failed.
+   */
   | { type: 'forward' }
   /** Waits out the forward's backoff (its reason shown in the query and the Temporal UI), then forward runs again. */
   | { type: 'await_forward_retry'; reason: string }
-  /** Writes the immutable confirmed snapshot (DESIGN 5). */
+  /** Writes the immutable confirmed snapshot (DESIGN 5), in its one place (payments.snapshot, write-once). */
   | { type: 'snapshot_confirmed' }
   /** Six attempts of the confirmed callback, then operator resends: yields confirmed_delivered when one gets HTTP 200. */
   | { type: 'deliver_confirmed' }

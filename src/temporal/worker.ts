@@ -26,9 +26,9 @@ export function bundleGatewayWorkflows(opts: { quiet?: boolean } = {}): Promise<
 export const PREBUILT_BUNDLE = path.resolve(__dirname, '../../workflow-bundle.js');
 
 /**
- * Workflow task slots of a worker (SDK default 40). A due deposit's task holds its slot while its forward
- * waits for the block that includes it (a local activity, FORWARD_WATCH_MS) and while its confirmed callback
- * goes out, so a block that makes many deposits due fills the slots with waiting as well as with work; and a
+ * Workflow task slots of a worker (SDK default 40). A deposit's task holds its slot while its local
+ * activities run (a reading, the confirmed callback's attempt), so a block that makes many deposits due
+ * fills the slots with waiting as well as with work; and a
  * poll takes a slot before it goes out, so with every slot held no poll is out and new deposits' first tasks
  * wait too. A held slot costs no CPU. Figures: docs/decisions/0005-worker-task-slots-and-polls.md.
  */

@@ -109,11 +109,4 @@ describe('delivery activity against PostgreSQL', () => {
     expect(r.outcome).toBe('skipped');
     expect(rx.requests).toHaveLength(0);
   });
-
-  it('stores the confirmed snapshot once: a later, different snapshot does not replace it', async () => {
-    const { uuid, snapshot } = await seedPayment(database.db, { callbackUrl: 'https://shop.example/write-once' });
-    const acts = createActivities({ db: database.db, signer, config: { callbackAllowPrivate: true, callbackAllowHttp: true, callbackTimeoutMs: 5000 } });
-    expect(await acts.storeConfirmedSnapshot({ paymentUuid: uuid, snapshot })).toEqual(snapshot);
-    expect(await acts.storeConfirmedSnapshot({ paymentUuid: uuid, snapshot: { ...snapshot, price: '1.00' } })).toEqual(snapshot);
-  });
 });

@@ -46,7 +46,7 @@ beforeAll(async () => {
     connection: env.nativeConnection,
     taskQueue,
     ...(await gatewayWorkflows()),
-    activities: { ...chain, deliverCallbackAttempt: real.deliverCallbackAttempt, storeConfirmedSnapshot: real.storeConfirmedSnapshot },
+    activities: { ...chain, deliverCallbackAttempt: real.deliverCallbackAttempt },
   });
   running = worker.run();
 });

@@ -11,7 +11,7 @@ import { priceOfNativeInAsset } from '../../activities/pricing';
 import type { ObservedDeposit } from '../../src/chains/adapter';
 import { EvmAdapter } from '../../src/chains/evm/adapter';
 import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
-import { recordDeposit } from '../../src/db/queries/payments';
+import { recordDeposit, storeFeePercent } from '../../src/db/queries/payments';
 import { paymentConfigs, payments } from '../../src/db/schema';
 import { ASSETS } from '../../src/domain/assets';
 import { convertUnits, percentOf } from '../../src/domain/money';
@@ -79,13 +79,16 @@ async function record(chain: LiveChain, index: bigint, amount: bigint, addressOu
     configId: await configFor(index, addressOut), ticker: chain.ticker, network: 'ethereum', depositKey: `deposit:ethereum:${txid}:${d.index}`, txidIn: txid,
     vout: null, blockNumber: d.blockNumber, blockHash: d.blockHash, valueBase: d.amount, dueHeight: d.blockNumber,
   });
+  // Judged as the deposit's evaluation judges it: the standard fee of a new host, chosen once and stored.
+  await storeFeePercent(database.db, row.uuid, '1.00');
   return row.uuid;
 }
 
 /** Forwards through the activity until mined; returns the stored plan and the payment's amounts. */
 async function forward(uuid: string) {
   const a = acts();
-  await a.forward(uuid, { processing: true });
+  await a.recordProcessing(uuid);
+  await a.forward(uuid);
   await waitFor(async () => {
     await token.mine(1);
     return (await a.forwardFate(uuid)).status === 'confirmed';

@@ -79,7 +79,8 @@ test('a deposit above the minimum during a gas spike is kept and forwarded once 
   await baseFee(10n ** 15n);
   const { payment, config: stored } = await loadPayment(database.db, row.uuid);
   expect(await judgeObserved(deps, payment, stored)).toEqual({ eligible: true, evidence: false });
-  const refused = await acts.forward(row.uuid, { processing: true }).then(() => undefined, (e: unknown) => e);
+  await acts.recordProcessing(row.uuid);
+  const refused = await acts.forward(row.uuid).then(() => undefined, (e: unknown) => e);
   expect(refused).toBeInstanceOf(ApplicationFailure);
   expect(refused).toMatchObject({ type: 'InsufficientAmountError', nonRetryable: true });
   expect((await loadPayment(database.db, row.uuid)).payment).toMatchObject({ result: 'processing', forwardRaw: null, txidOut: null });

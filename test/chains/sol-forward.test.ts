@@ -20,7 +20,7 @@ import { SolAdapter } from '../../src/chains/sol/adapter';
 import { HttpStatusError, RpcTransportError } from '../../src/chains/sol/rpc';
 import { solFeePayerSeed } from '../../src/chains/sponsor';
 import { storeForwardOnce } from '../../src/db/queries/forwards';
-import { recordDeposit } from '../../src/db/queries/payments';
+import { recordDeposit, storeFeePercent } from '../../src/db/queries/payments';
 import { paymentConfigs, payments } from '../../src/db/schema';
 import { ASSETS } from '../../src/domain/assets';
 import { convertUnits, percentOf } from '../../src/domain/money';
@@ -258,6 +258,8 @@ describe('through the forward activity, on PostgreSQL', () => {
       configId: config.id, ticker: chain.ticker, network: 'solana', depositKey: `deposit:solana:${d.txid}:${d.index}`, txidIn: d.txid, vout: null,
       blockNumber: d.blockNumber, blockHash: d.blockHash, valueBase: d.amount, dueHeight: d.blockNumber,
     });
+    // Judged as the deposit's evaluation judges it: the standard fee of a new host, chosen once and stored.
+    await storeFeePercent(database.db, row.uuid, '1.00');
     return { uuid: row.uuid, d };
   }
 
@@ -276,7 +278,8 @@ describe('through the forward activity, on PostgreSQL', () => {
     for (const index of [121n, 122n]) {
       const { uuid } = await payment(spl, index, amount, out);
       const payerBefore = await lamports(feePayer);
-      const sent = await acts().forward(uuid, { processing: true });
+      await acts().recordProcessing(uuid);
+      const sent = await acts().forward(uuid);
       const snap = await confirmed(uuid);
       const [row] = await database.db.select().from(payments).where(eq(payments.uuid, uuid));
       const plan = JSON.parse(row.forwardRaw!) as { forwarded: string; sponsorCost: string; rent: string; txidOut: string };
@@ -303,7 +306,7 @@ describe('through the forward activity, on PostgreSQL', () => {
     const { uuid, d } = await payment(sol, 131n, amount, out);
     // Signed and stored as the activity stores it, then lost before its broadcast (a worker gone).
     const stale = await adapter.prepareForward({ deposit: d, derivationIndex: 131n, addressOut: out, priority: 'default', commission: percentOf(amount, '1.00'), treasuryAddress: treasury });
-    expect(await storeForwardOnce(database.db, uuid, planToJson(stale), stale.txidOut, '1.00', { network: 'solana', source: d.recipient })).toBe(true);
+    expect(await storeForwardOnce(database.db, uuid, planToJson(stale), stale.txidOut, { network: 'solana', source: d.recipient })).toBe(true);
     await waitFor(async () => BigInt(await node.connection.getBlockHeight('finalized')) > BigInt(stale.lastValidBlockHeight!), 90_000, 'blockhash expired in finalized history');
     const a = acts();
     const first = await a.forwardFate(uuid);
@@ -313,7 +316,7 @@ describe('through the forward activity, on PostgreSQL', () => {
     expect(second.status).toBe('replaceable');
     expect(BigInt((second as { observedAt: string }).observedAt)).toBeGreaterThan(BigInt((first as { observedAt: string }).observedAt));
     expect(await a.discardForward(uuid, stale.txidOut)).toBe(true);
-    const again = await a.forward(uuid, { processing: true });
+    const again = await a.forward(uuid);
     expect(again.txidOut).not.toBe(stale.txidOut);
     await confirmed(uuid);
     const [row] = await database.db.select().from(payments).where(eq(payments.uuid, uuid));

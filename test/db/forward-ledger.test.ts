@@ -43,8 +43,8 @@ describe('forward ledger', () => {
   it('never books one txid_out for two payments', async () => {
     const [a, b] = await twoPayments();
     const at = { network: 'ethereum', source, nonce: 0 };
-    expect(await storeForwardOnce(database.db, a.uuid, '{"a":1}', '0xsame', '1.00', at)).toBe(true);
-    await expect(storeForwardOnce(database.db, b.uuid, '{"b":1}', '0xsame', '1.00', at)).rejects.toBeInstanceOf(ForwardCollisionError);
+    expect(await storeForwardOnce(database.db, a.uuid, '{"a":1}', '0xsame', at)).toBe(true);
+    await expect(storeForwardOnce(database.db, b.uuid, '{"b":1}', '0xsame', at)).rejects.toBeInstanceOf(ForwardCollisionError);
     const [rowB] = await database.db.select().from(payments).where(eq(payments.uuid, b.uuid));
     expect(rowB.txidOut).toBeNull();
     expect(rowB.forwardRaw).toBeNull();
@@ -52,7 +52,7 @@ describe('forward ledger', () => {
     await expect(database.db.execute(sql`UPDATE payments SET txid_out = '0xsame' WHERE uuid = ${b.uuid}`)).rejects.toMatchObject({ cause: { constraint: 'payments_txid_out_uq' } });
     // A discarded plan's txid stays its payment's: nobody else may take it later.
     expect(await discardForwardIf(database.db, a.uuid, '0xsame')).toBe(true);
-    await expect(storeForwardOnce(database.db, b.uuid, '{"b":1}', '0xsame', '1.00', at)).rejects.toBeInstanceOf(ForwardCollisionError);
+    await expect(storeForwardOnce(database.db, b.uuid, '{"b":1}', '0xsame', at)).rejects.toBeInstanceOf(ForwardCollisionError);
   });
 
   it('books a txid raced by two payments once, and stores one of two plans raced for one payment', async () => {
@@ -60,8 +60,8 @@ describe('forward ledger', () => {
       const [a, b] = await twoPayments();
       const txid = `0xrace${i}${Math.random()}`;
       const outcomes = await Promise.allSettled([
-        storeForwardOnce(database.db, a.uuid, '{"a":1}', txid, '1.00', { network: 'ethereum', source, nonce: 100 + i }),
-        storeForwardOnce(database.db, b.uuid, '{"b":1}', txid, '1.00', { network: 'ethereum', source: `${source}b`, nonce: 100 + i }),
+        storeForwardOnce(database.db, a.uuid, '{"a":1}', txid, { network: 'ethereum', source, nonce: 100 + i }),
+        storeForwardOnce(database.db, b.uuid, '{"b":1}', txid, { network: 'ethereum', source: `${source}b`, nonce: 100 + i }),
       ]);
       expect(outcomes.filter((o) => o.status === 'fulfilled' && o.value === true)).toHaveLength(1);
       const refused = outcomes.filter((o) => o.status === 'rejected');
@@ -76,8 +76,8 @@ describe('forward ledger', () => {
     }
     const [c] = await twoPayments();
     const both = await Promise.all([
-      storeForwardOnce(database.db, c.uuid, '{"c":1}', `0xc1${Math.random()}`, '1.00', { network: 'ethereum', source: `${source}c`, nonce: 1 }, 30_000),
-      storeForwardOnce(database.db, c.uuid, '{"c":2}', `0xc2${Math.random()}`, '1.00', { network: 'ethereum', source: `${source}c`, nonce: 2 }, 30_000),
+      storeForwardOnce(database.db, c.uuid, '{"c":1}', `0xc1${Math.random()}`, { network: 'ethereum', source: `${source}c`, nonce: 1 }, 30_000),
+      storeForwardOnce(database.db, c.uuid, '{"c":2}', `0xc2${Math.random()}`, { network: 'ethereum', source: `${source}c`, nonce: 2 }, 30_000),
     ]);
     expect(both.sort()).toEqual([false, true]);
     const [rowC] = await database.db.select().from(payments).where(eq(payments.uuid, c.uuid));
@@ -89,7 +89,7 @@ describe('forward ledger', () => {
     expect(left).toBeLessThanOrEqual(30);
     // Its own txid stored again after a discard is its own: stored, not a collision.
     expect(await discardForwardIf(database.db, c.uuid, rowC.txidOut!)).toBe(true);
-    expect(await storeForwardOnce(database.db, c.uuid, rowC.forwardRaw!, rowC.txidOut!, '1.00', { network: 'ethereum', source: `${source}c`, nonce: 3 })).toBe(true);
+    expect(await storeForwardOnce(database.db, c.uuid, rowC.forwardRaw!, rowC.txidOut!, { network: 'ethereum', source: `${source}c`, nonce: 3 })).toBe(true);
     const [again] = await database.db.select().from(payments).where(eq(payments.uuid, c.uuid));
     expect(again.txidOut).toBe(rowC.txidOut);
     expect(again.forwardWatchUntil).toBeNull();
@@ -100,10 +100,10 @@ describe('forward ledger', () => {
     try {
       const [a, b] = await twoPayments(lite.db);
       const at = { network: 'ethereum', source, nonce: 0 };
-      expect(await storeForwardOnce(lite.db, a.uuid, '{"a":1}', '0xlite', '1.00', at, 5000)).toBe(true);
-      expect(await storeForwardOnce(lite.db, a.uuid, '{"a":2}', '0xlite2', '1.00', { ...at, nonce: 1 })).toBe(false);
-      await expect(storeForwardOnce(lite.db, b.uuid, '{"b":1}', '0xlite', '1.00', { ...at, nonce: 2 })).rejects.toBeInstanceOf(ForwardCollisionError);
-      await expect(storeForwardOnce(lite.db, b.uuid, '{"b":1}', '0xlite3', '1.00', at)).rejects.toBeInstanceOf(NonceTakenError);
+      expect(await storeForwardOnce(lite.db, a.uuid, '{"a":1}', '0xlite', at, 5000)).toBe(true);
+      expect(await storeForwardOnce(lite.db, a.uuid, '{"a":2}', '0xlite2', { ...at, nonce: 1 })).toBe(false);
+      await expect(storeForwardOnce(lite.db, b.uuid, '{"b":1}', '0xlite', { ...at, nonce: 2 })).rejects.toBeInstanceOf(ForwardCollisionError);
+      await expect(storeForwardOnce(lite.db, b.uuid, '{"b":1}', '0xlite3', at)).rejects.toBeInstanceOf(NonceTakenError);
       const rows = await lite.db.select().from(payments);
       expect(rows.find((r) => r.uuid === a.uuid)).toMatchObject({ txidOut: '0xlite', forwardRaw: '{"a":1}' });
       expect(rows.find((r) => r.uuid === a.uuid)?.forwardWatchUntil).toBeInstanceOf(Date);
@@ -119,17 +119,17 @@ describe('forward ledger', () => {
     const other = '0x00000000000000000000000000000000000000c3';
     const before = await nonceFloor(database.db, 'ethereum', other);
     expect(before).toBe(0);
-    expect(await storeForwardOnce(database.db, a.uuid, '{}', '0xa7', '1.00', { network: 'ethereum', source: other, nonce: 7 })).toBe(true);
+    expect(await storeForwardOnce(database.db, a.uuid, '{}', '0xa7', { network: 'ethereum', source: other, nonce: 7 })).toBe(true);
     expect(await nonceFloor(database.db, 'ethereum', other)).toBe(8);
     expect(await nonceFloor(database.db, 'solana', other)).toBe(0);
     // A second live plan at the same nonce is refused, even without the lock (a lock lost mid-forward).
-    await expect(storeForwardOnce(database.db, b.uuid, '{}', '0xb7', '1.00', { network: 'ethereum', source: other, nonce: 7 })).rejects.toBeInstanceOf(NonceTakenError);
+    await expect(storeForwardOnce(database.db, b.uuid, '{}', '0xb7', { network: 'ethereum', source: other, nonce: 7 })).rejects.toBeInstanceOf(NonceTakenError);
     const [rowB] = await database.db.select().from(payments).where(eq(payments.uuid, b.uuid));
     expect(rowB.forwardRaw).toBeNull();
     // Once a plan is discarded its nonce is free, and it stays findable as the rival of the next one.
     await discardForwardIf(database.db, a.uuid, '0xa7');
     expect(await nonceFloor(database.db, 'ethereum', other)).toBe(0);
-    expect(await storeForwardOnce(database.db, b.uuid, '{}', '0xb7', '1.00', { network: 'ethereum', source: other, nonce: 7 })).toBe(true);
+    expect(await storeForwardOnce(database.db, b.uuid, '{}', '0xb7', { network: 'ethereum', source: other, nonce: 7 })).toBe(true);
     expect(await rivalForwards(database.db, 'ethereum', other, 7, '0xb7')).toEqual(['0xa7']);
   });
 });

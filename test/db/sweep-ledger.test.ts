@@ -56,7 +56,7 @@ async function ledgerChecks(db: Db) {
 
   // A forward at nonce 3 on record; a sweep at nonce 4 reserves 4 too.
   const c = await deposit();
-  expect(await storeForwardOnce(db, c.uuid, '{}', `0xf${source}`, '1.00', { network: 'ethereum', source, nonce: 3 })).toBe(true);
+  expect(await storeForwardOnce(db, c.uuid, '{}', `0xf${source}`, { network: 'ethereum', source, nonce: 3 })).toBe(true);
   expect(await nonceFloor(db, 'ethereum', source)).toBe(4);
   expect(await storeSweepOnce(db, sweepOf(`0xs1${source}`, source, 4))).toBe(true);
   expect(await nonceFloor(db, 'ethereum', source)).toBe(5);

@@ -3,7 +3,7 @@ import { createDepositActivities } from '../../activities/deposit';
 import type { ObservedDeposit } from '../../src/chains/adapter';
 import { writeCursor } from '../../src/chains/watcher';
 import type { Database } from '../../src/db/client';
-import { loadPayment, recordDeposit } from '../../src/db/queries/payments';
+import { loadPayment, recordDeposit, storeFeePercent } from '../../src/db/queries/payments';
 import { paymentConfigs, sweeps } from '../../src/db/schema';
 import { ASSETS, NETWORKS } from '../../src/domain/assets';
 import { dueHeight } from '../../src/domain/finality';
@@ -51,12 +51,15 @@ export function sweepBench(chain: LiveChain, database: Database) {
       configId: config.id, ticker: chain.ticker, network, depositKey: `deposit:${network}:${txid}:${d.index}`, txidIn: txid, vout: null,
       blockNumber: d.blockNumber, blockHash: d.blockHash, valueBase: d.amount, dueHeight: dueHeight(network, d.blockNumber, 1),
     });
+    // Judged as the deposit's evaluation judges it: the standard fee of a new host, chosen once and stored.
+    await storeFeePercent(database.db, row.uuid, '1.00');
     return { uuid: row.uuid, addressIn: to, observed: d };
   }
 
   /** Forwards a recorded payment and waits until its forward is mined and its snapshot written (result sent). */
   async function complete(uuid: string): Promise<void> {
-    await acts.forward(uuid, { processing: true });
+    await acts.recordProcessing(uuid);
+    await acts.forward(uuid);
     await waitFor(async () => (await acts.forwardFate(uuid)).status === 'confirmed', 60_000, 'the forward mined');
     await acts.confirmedSnapshot(uuid);
     expect((await loadPayment(database.db, uuid)).payment.result).toBe('sent');

@@ -72,7 +72,8 @@ describe('paymentLifecycle search attributes', () => {
     );
     expect(status.state).toBe('done');
     expect(upserts(events)).toEqual([{ ...IDENTITY, GatewayStage: 'pending' }, { GatewayStage: 'processing' }, { GatewayStage: 'done' }]);
-    expect(events.length).toBeLessThanOrEqual(25);
+    // Issue 58's bound for a happy-path deposit (here with a pending reading and a forward hint).
+    expect(events.length).toBeLessThanOrEqual(30);
     expect(described).toMatchObject({ GatewayStage: ['done'], GatewayPaymentUuid: [uuid] });
   }, 60_000);
 
@@ -169,7 +170,7 @@ describe('paymentLifecycle search attributes', () => {
     const lines: string[] = [];
     await worker.runUntil(async () => {
       const h = await env.client.workflow.start('paymentLifecycle', { taskQueue, workflowId, args: [input, { fallback: '1 hour' }] });
-      await until(calls, (c) => c.filter((x) => x === 'forward refused').length >= 2, 'the forward step refused');
+      await until(calls, (c) => c.includes('forward refused'), 'the forward step refused');
       const deadline = Date.now() + 15_000;
       const listed = async () => {
         for await (const wf of env.client.workflow.list({ query: `GatewayStage = "waiting" AND GatewayPaymentUuid = "${uuid}"` })) if (wf.workflowId === workflowId) return true;

@@ -30,8 +30,6 @@ export interface Script {
   fates?: Reading[];
   /** The node does not answer the first this many readings of the forward's fate made by the workflow. */
   fateDownFor?: number;
-  /** A reading that finds the forward mined cannot write the confirmed snapshot (the workflow's own step writes it). */
-  snapshotFailsOnReading?: boolean;
   /** Merchant answers per attempt, pending and confirmed stages each in their own list. */
   pending?: Attempt[];
   confirmed?: Attempt[];
@@ -73,12 +71,7 @@ function next<T>(list: T[]): T {
   return list.length > 1 ? list.shift()! : list[0];
 }
 
-/** How often the workflow took the step from a reading to the forward (confirmationsThenForward). */
-export interface Steps {
-  due: number;
-}
-
-export function scriptedActivities(script: Script, calls: string[], steps: Steps = { due: 0 }) {
+export function scriptedActivities(script: Script, calls: string[]) {
   const confirmations = [...(script.confirmations ?? [{ status: 'confirmed', confirmations: script.requiredConfirmations ?? 1 }])];
   const fates = [...(script.fates ?? [{ status: 'confirmed' }])];
   const answers = { pending: [...(script.pending ?? ['delivered'])], confirmed: [...(script.confirmed ?? ['delivered'])] };
@@ -117,8 +110,12 @@ export function scriptedActivities(script: Script, calls: string[], steps: Steps
       calls.push(`markFailed ${reason}`);
       return true;
     },
-    forward: async (_u: string, opts: { processing?: boolean; fate?: boolean } = {}) => {
-      if (opts.processing) calls.push('processing');
+    recordProcessing: async () => {
+      calls.push('processing');
+      return true;
+    },
+    // As the real one: signs (or re-sends) and makes the forward's first reading.
+    forward: async () => {
       if ((script.forwardRefusals ?? 0) > 0) {
         script.forwardRefusals!--;
         calls.push('forward refused');
@@ -128,45 +125,28 @@ export function scriptedActivities(script: Script, calls: string[], steps: Steps
       calls.push('forward');
       const txidOut = `0xout${++plans}`;
       if (script.forwardGate) await script.forwardGate();
-      if (!opts.fate) return { txidOut };
-      const f = fate();
-      return f.status === 'confirmed' ? { txidOut, fate: f, snapshot: snapshot() } : { txidOut, fate: f };
+      return { txidOut, fate: fate() };
     },
-    forwardFateSnapshot: async () => {
+    forwardFate: async () => {
       if ((script.fateDownFor ?? 0) > 0) {
         script.fateDownFor!--;
         calls.push('fate down');
         throw ApplicationFailure.nonRetryable('node not reachable: fetch failed', 'NodeUnavailable');
       }
-      const f = fate();
-      return f.status === 'confirmed' && !script.snapshotFailsOnReading ? { fate: f, snapshot: snapshot() } : { fate: f };
+      return fate();
     },
     discardForward: async () => {
       calls.push('discard');
       return true;
     },
     confirmedSnapshot: async () => snapshot(),
-    storeConfirmedSnapshot: async (i: { snapshot: unknown }) => i.snapshot,
     deliverCallbackAttempt: async (i: { stage: 'pending' | 'confirmed'; attempt: number }) => {
       const a = next(answers[i.stage]);
       calls.push(`${i.stage} #${i.attempt} ${a}`);
       return a === 'delivered' ? { outcome: 'delivered', status: 200, error: null, nextTry: null } : { outcome: 'failed', status: 500, error: 'HTTP 500', nextTry: null };
     },
   };
-  return {
-    ...acts,
-    /** As the real one: the reading, then the forward's first attempt when it says final (an error is returned, not thrown). */
-    confirmationsThenForward: async (u: string) => {
-      steps.due++;
-      const reading = await acts.confirmations();
-      if (reading.status !== 'confirmed' || reading.confirmations < (script.requiredConfirmations ?? 1)) return { reading };
-      try {
-        return { reading, forward: { sent: await acts.forward(u, { processing: true, fate: true }) } };
-      } catch (e) {
-        return { reading, forward: { error: e instanceof Error ? e.message : String(e) } };
-      }
-    },
-  };
+  return acts;
 }
 
 export interface Run {
@@ -182,8 +162,6 @@ export interface Run {
   runLengths: number[];
   /** The first run's event types, in order (e.g. EVENT_TYPE_TIMER_FIRED). */
   firstRunEvents: string[];
-  /** Readings made by the step that forwards at finality (confirmationsThenForward). */
-  dueSteps: number;
   /** The failure type the last run ended with, when it failed (DEPOSIT_REORGANISED); undefined when it completed. */
   failedAs?: string;
 }
@@ -203,9 +181,8 @@ export async function runPayment(
   opts: PaymentWorkflowOptions & { record?: string; drive?: (h: WorkflowHandle, calls: string[]) => Promise<void> } = {},
 ): Promise<Run> {
   const calls: string[] = [];
-  const steps: Steps = { due: 0 };
   const taskQueue = `payment-${Math.random().toString(36).slice(2)}`;
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, ...(await gatewayWorkflows()), activities: scriptedActivities(script, calls, steps) });
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, ...(await gatewayWorkflows()), activities: scriptedActivities(script, calls) });
   const workflowId = `deposit:ethereum:${taskQueue}:0`;
   const { record, drive, ...wfOpts } = opts;
   let firstRun: string | undefined;
@@ -253,7 +230,7 @@ export async function runPayment(
     } else if (!runId) write('.run-last', history);
   }
   if (process.env.DEBUG) console.log(`${record ?? workflowId}: runs of ${runLengths.join(', ')} events`);
-  return { calls, status: status as Run['status'], runLengths, firstRunEvents, dueSteps: steps.due, failedAs };
+  return { calls, status: status as Run['status'], runLengths, firstRunEvents, failedAs };
 }
 
 /** Polls until `calls` satisfies `ok` (the workflow runs on real time while a test drives it). */

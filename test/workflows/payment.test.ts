@@ -73,36 +73,37 @@ describe('payment workflow: pushed, not polled', () => {
   }, 60_000);
 });
 
-describe('payment workflow: the reading that finds finality forwards in the same step', () => {
-  it('the happy path takes one step from the due reading to the broadcast forward', async () => {
-    const { calls, status, dueSteps, firstRunEvents } = await runPayment(env, { requiredConfirmations: 2, confirmations: [{ status: 'confirmed', confirmations: 1 }, { status: 'confirmed', confirmations: 2 }] }, { fallback: '10 minutes' });
+describe('payment workflow: each step is an effect of the lifecycle table, in its order', () => {
+  it('the happy path: readings until final, processing recorded, the forward (an activity), the snapshot, the attempt', async () => {
+    const { calls, status, firstRunEvents } = await runPayment(env, { requiredConfirmations: 2, confirmations: [{ status: 'confirmed', confirmations: 1 }, { status: 'confirmed', confirmations: 2 }] }, { fallback: '10 minutes' });
     expect(calls).toEqual(['confirmations 1', 'confirmations 2', 'processing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
-    expect(dueSteps).toBe(2);
     expect(status.state).toBe('done');
-    // Local activities, one marker each: recordAndEvaluate, two readings (the second forwarding), the attempt.
-    expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_MARKER_RECORDED')).toHaveLength(4);
+    // Local activities, one marker each: recordAndEvaluate, two readings, record_processing, the snapshot, the attempt.
+    expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_MARKER_RECORDED')).toHaveLength(6);
+    // The forward is the one activity task (it heartbeats while it waits for its source's lock or a top-up).
+    expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')).toHaveLength(1);
+    expect(firstRunEvents.length).toBeLessThanOrEqual(30);
   }, 60_000);
 
-  it('a forward that fails inside the step is no verdict: the forward step runs again and lands', async () => {
+  it('a forward that fails once (a plain error) is tried again by the activity\'s own retry, processing recorded once', async () => {
     const { calls, status } = await runPayment(env, { forwardRefusals: 1 }, { record: 'payment-forward-retried-after-finality' });
-    expect(calls).toEqual(['confirmations 1', 'processing', 'forward refused', 'processing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(calls).toEqual(['confirmations 1', 'processing', 'forward refused', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
     expect(status.state).toBe('done');
   }, 60_000);
 
-  it('a forward refused as uneconomic inside the step and again in the forward step: no verdict, it waits a minute and lands', async () => {
+  it('a forward refused as uneconomic twice: no verdict, it waits (1, then 2 minutes) and lands', async () => {
     const { calls, status } = await runPayment(env, { forwardRefusals: 2, forwardRefusalPermanent: true }, { record: 'payment-forward-refused-then-waits' });
     expect(calls.filter((c) => c.startsWith('forward'))).toEqual(['forward refused', 'forward refused', 'forward']);
     expect(calls.filter((c) => c.startsWith('markFailed'))).toEqual([]);
     expect(status).toMatchObject({ state: 'done', reason: null, waiting: null });
   }, 60_000);
 
-  it('a pending attempt waiting for its time at finality: the reading does not forward; the pending stage is stopped first, as the table says', async () => {
-    const { calls, status, dueSteps } = await runPayment(
+  it('a pending attempt waiting for its time at finality: the pending stage is stopped before processing is recorded', async () => {
+    const { calls, status } = await runPayment(
       env,
       { notifyPending: true, requiredConfirmations: 2, pending: ['failed'], confirmations: [{ status: 'confirmed', confirmations: 1 }, { status: 'confirmed', confirmations: 2 }] },
       { fallback: '2 minutes', record: 'payment-pending-waiting-at-finality' },
     );
-    expect(dueSteps).toBe(0);
     expect(calls.filter((c) => c.startsWith('pending'))).toEqual(['pending #1 failed']);
     expect(calls.slice(-6)).toEqual(['confirmations 2', 'processing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
     expect(status.state).toBe('done');
@@ -181,7 +182,7 @@ describe('payment workflow: every branch', () => {
         },
       },
     );
-    expect(calls).toEqual(['confirmations 1', 'processing', 'forward', 'fate pending', 'fate replaceable', 'fate replaceable', 'discard', 'processing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(calls).toEqual(['confirmations 1', 'processing', 'forward', 'fate pending', 'fate replaceable', 'fate replaceable', 'discard', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
     expect(status).toMatchObject({ state: 'done', txidOut: '0xout2' });
     // Only the short wait before the reading at a higher head fired; no hour-long fallback.
     expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_TIMER_FIRED')).toHaveLength(1);

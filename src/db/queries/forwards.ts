@@ -35,7 +35,7 @@ export class NonceTakenError extends Error {
  * is a ForwardCollisionError, before anything is written. `watchMs`: how long the activity that
  * broadcasts it watches for its inclusion itself (forward_watch_until, the database's clock).
  */
-export async function storeForwardOnce(db: Db, uuid: string, raw: string, txidOut: string, feePercent: string, src: ForwardSource, watchMs = 0): Promise<boolean> {
+export async function storeForwardOnce(db: Db, uuid: string, raw: string, txidOut: string, src: ForwardSource, watchMs = 0): Promise<boolean> {
   let result: { open: number; stored: number; held: string | null };
   try {
     [result] = rowsOf<typeof result>(
@@ -43,7 +43,6 @@ export async function storeForwardOnce(db: Db, uuid: string, raw: string, txidOu
         uuid,
         raw,
         txid: txidOut,
-        fee: feePercent,
         network: src.network,
         source: src.source,
         nonce: src.nonce === undefined ? null : String(src.nonce),
@@ -86,7 +85,6 @@ const storeForwardStatement = preparedStatement(
     UPDATE payments SET
       forward_raw = ${$('raw')}::text,
       txid_out = ${$('txid')}::text,
-      fee_percent = ${$('fee')}::text,
       last_update = ${$('now')}::timestamptz,
       forward_watch_until = CASE WHEN ${$('watchMs')}::integer > 0 THEN now() + ${$('watchMs')}::integer * interval '1 millisecond' END
     WHERE uuid IN (SELECT uuid FROM pay)

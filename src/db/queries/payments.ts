@@ -145,25 +145,20 @@ export async function storeConfirmations(db: Db, uuid: string, confirmations: nu
   await storeConfirmationsOf(db).execute({ uuid, confirmations, now: new Date().toISOString() });
 }
 
-const recordFinalityOf = oncePerDb((db) =>
+const storeFeePercentOf = oncePerDb((db) =>
   db
     .update(payments)
-    .set({
-      // A null reading keeps the stored count.
-      confirmations: sql`coalesce(${sql.placeholder('confirmations')}::integer, ${payments.confirmations})`,
-      result: sql`CASE WHEN ${payments.result} = 'pending' THEN 'processing' ELSE ${payments.result} END`,
-      lastUpdate: slot('now'),
-    })
-    .where(eq(payments.uuid, sql.placeholder('uuid')))
-    .prepare('gateway_record_finality'),
+    .set({ feePercent: slot('feePercent'), lastUpdate: slot('now') })
+    .where(and(eq(payments.uuid, sql.placeholder('uuid')), eq(payments.result, 'pending')))
+    .prepare('gateway_store_fee_percent'),
 );
 
 /**
- * A reading that found the deposit final, in one write: the confirmations it shows (unless undefined) and
- * the result moved from pending to processing (any other result stays).
+ * The fee percent chosen when the deposit was judged (SPEC 3): stored once, while the payment is pending,
+ * and the one its forward takes its commission by and its confirmed callback reports.
  */
-export async function recordFinality(db: Db, uuid: string, confirmations: number | undefined): Promise<void> {
-  await recordFinalityOf(db).execute({ uuid, confirmations: confirmations ?? null, now: new Date().toISOString() });
+export async function storeFeePercent(db: Db, uuid: string, feePercent: string): Promise<void> {
+  await storeFeePercentOf(db).execute({ uuid, feePercent, now: new Date().toISOString() });
 }
 
 /** Moves the result only from one of `from`; returns whether it moved (guards against going backwards). */

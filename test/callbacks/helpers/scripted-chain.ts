@@ -34,17 +34,13 @@ export function scriptedChain(db: () => Db) {
     pendingSnapshot: async (uuid: string) => deposits.get(uuid)!.pending!,
     confirmations: async (uuid: string) => ({ status: 'confirmed', confirmations: deposits.get(uuid)!.final ? 1 : 0 }),
     markFailed: async () => true,
-    // The forward records processing itself, and its own reading finds it mined at once (the confirmed snapshot written).
-    forward: async (uuid: string, opts: { processing?: boolean; fate?: boolean } = {}) => {
-      if (opts.processing) await db().update(payments).set({ result: 'processing' }).where(eq(payments.uuid, uuid));
-      return opts.fate ? { txidOut: `out-${uuid}`, ...(await chain.forwardFateSnapshot(uuid)) } : { txidOut: `out-${uuid}` };
+    recordProcessing: async (uuid: string) => {
+      await db().update(payments).set({ result: 'processing' }).where(and(eq(payments.uuid, uuid), eq(payments.result, 'pending')));
+      return true;
     },
-    // The reading that finds the deposit final forwards in the same step.
-    confirmationsThenForward: async (uuid: string) => {
-      const reading = await chain.confirmations(uuid);
-      return deposits.get(uuid)!.final ? { reading, forward: { sent: await chain.forward(uuid, { processing: true, fate: true }) } } : { reading };
-    },
-    forwardFateSnapshot: async (uuid: string) => ({ fate: fate(uuid), snapshot: await chain.confirmedSnapshot(uuid) }),
+    // The forward's own first reading finds it mined at once.
+    forward: async (uuid: string) => ({ txidOut: `out-${uuid}`, fate: fate(uuid) }),
+    forwardFate: async (uuid: string) => fate(uuid),
     // Like the real one: the snapshot is written once with the move to sent.
     confirmedSnapshot: async (uuid: string) => {
       const snapshot = deposits.get(uuid)!.confirmed ?? deposits.get(uuid)!.pending!;

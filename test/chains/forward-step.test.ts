@@ -1,16 +1,20 @@
 /**
- * confirmationsThenForward (activities/deposit.ts) on a live anvil and the
- * real PostgreSQL: a reading below the required confirmations forwards nothing; the reading that finds the
- * deposit final signs, stores and broadcasts the forward in the same step; the step run again (a worker lost
- * after the forward was stored) re-sends the stored bytes even when its reading lags, never a second
- * signature; a forward that cannot be made is returned as an error, not thrown. With a live head feed, the
- * step watches for the forward's inclusion at each head announced after its broadcast (none before it).
+ * The steps from finality on (activities/deposit.ts), each one effect of the lifecycle table, on a live
+ * anvil and the real PostgreSQL: the reading only reads; record_processing moves pending to processing;
+ * the forward signs, stores and broadcasts, and run again (a worker lost mid-forward) re-sends the stored
+ * bytes, never a second signature; a forward that cannot be made fails the attempt, nothing stored. With a
+ * live head feed, the forward watches for its inclusion at each head announced after its broadcast (none
+ * before it). The fee percent is chosen once, when the deposit is judged, and the forward takes its
+ * commission by it; the confirmed snapshot is written in one place, once.
  */
 import { Wallet, parseEther } from 'ethers';
 import { eq, sql } from 'drizzle-orm';
 import { createDepositActivities } from '../../activities/deposit';
 import type { ChainAdapter, ObservedDeposit } from '../../src/chains/adapter';
-import { loadPayment, moveResult, recordDeposit } from '../../src/db/queries/payments';
+import { loadPayment, recordDeposit } from '../../src/db/queries/payments';
+import { planFromJson } from '../../activities/forward-support';
+import { percentOf } from '../../src/domain/money';
+import type { FeePolicy } from '../../src/domain/fees';
 import { paymentConfigs, payments } from '../../src/db/schema';
 import { dueHeight } from '../../src/domain/finality';
 import { STANDARD_TIERS } from '../../src/domain/pricing';
@@ -30,13 +34,14 @@ let node: AnvilDevnet;
 let feed: HeadFeed | undefined;
 
 /** The activities as the worker makes them; `heads` as its head feeds report to it. */
-const activitiesWith = (heads?: ReturnType<typeof headHub>, adapter?: ChainAdapter) =>
+const STANDARD: FeePolicy = { domainOverrides: {}, tiers: [...STANDARD_TIERS] };
+const activitiesWith = (heads?: ReturnType<typeof headHub>, adapter?: ChainAdapter, feePolicy: FeePolicy = STANDARD, prices = new FixedPriceSource(DEVNET_PRICES)) =>
   createDepositActivities({
     db: database.db,
     withLock: database.withLock,
     adapter: async () => adapter ?? chain.adapter,
-    prices: new FixedPriceSource(DEVNET_PRICES),
-    feePolicy: { domainOverrides: {}, tiers: [...STANDARD_TIERS] },
+    prices,
+    feePolicy,
     treasuryAddress: () => undefined,
     ...(heads ? { heads } : {}),
   });
@@ -76,63 +81,107 @@ async function deposit(index: bigint, amount: bigint): Promise<{ uuid: string; o
   return { uuid: payment.uuid, observed };
 }
 
-test('below the required confirmations it only reads; the reading that finds finality forwards in the same step, once', async () => {
-  const { uuid } = await deposit(31n, parseEther('1'));
-  const early = await acts.confirmationsThenForward(uuid);
-  expect(early).toEqual({ reading: { status: 'confirmed', confirmations: 1 } });
-  expect((await loadPayment(database.db, uuid)).payment).toMatchObject({ result: 'pending', forwardRaw: null, txidOut: null });
-
-  await chain.mine(REQUIRED - 1);
-  const due = await acts.confirmationsThenForward(uuid);
-  expect(due.reading).toEqual({ status: 'confirmed', confirmations: REQUIRED });
-  if (!due.forward || !('sent' in due.forward)) throw new Error(`no forward: ${JSON.stringify(due.forward)}`);
-  const { txidOut } = due.forward.sent;
-  // Signed and accepted a moment ago: pending without a reading of the node (the watcher's hint or the
-  // workflow's reading finds it mined), even where anvil mined it at once.
-  expect(due.forward.sent.fate).toEqual({ status: 'pending', txidOut, note: 'broadcast now' });
-  const stored = (await loadPayment(database.db, uuid)).payment;
-  expect(stored).toMatchObject({ result: 'processing', txidOut });
-
-  // The step run again: the stored bytes are re-sent; no second plan, no second txid.
-  await chain.mine(1);
-  const again = await acts.confirmationsThenForward(uuid);
-  expect(again.forward).toMatchObject({ sent: { txidOut, fate: { status: 'confirmed', txidOut } } });
-  expect((await loadPayment(database.db, uuid)).payment.forwardRaw).toBe(stored.forwardRaw);
-  const rows = await database.db.select().from(payments).where(eq(payments.uuid, uuid));
-  expect(rows).toHaveLength(1);
-  // Run again once sent (its snapshot written), with a reading below the requirement (raised here to stand
-  // for a node that lags): still the stored bytes, never a verdict of "not final".
-  await acts.confirmedSnapshot(uuid);
-  const sent = await loadPayment(database.db, uuid);
-  expect(sent.payment.result).toBe('sent');
-  await database.db.update(paymentConfigs).set({ notifyConfirmations: 1000 }).where(eq(paymentConfigs.id, sent.config.id));
-  const lagging = await acts.confirmationsThenForward(uuid);
-  expect(lagging.reading.confirmations).toBeLessThan(1000);
-  expect(lagging.forward).toMatchObject({ sent: { txidOut, fate: { status: 'confirmed', txidOut } } });
-});
-
-test('a payment already processing (an earlier attempt of the step found it final) is forwarded whatever a lagging reading says', async () => {
-  const { uuid } = await deposit(32n, parseEther('1'));
-  expect(await moveResult(database.db, uuid, ['pending'], 'processing')).toBe(true);
-  const r = await acts.confirmationsThenForward(uuid);
-  expect(r.reading).toEqual({ status: 'confirmed', confirmations: 1 });
-  expect(r.forward).toMatchObject({ sent: { txidOut: expect.stringMatching(/^0x[0-9a-f]{64}$/) } });
-  await chain.mine(1);
+/** A final deposit as the workflow leaves it before its forward: judged (its fee percent chosen) and processing. */
+async function due(index: bigint, amount: bigint, acts0 = acts): Promise<string> {
+  const { uuid, observed } = await deposit(index, amount);
   const { payment } = await loadPayment(database.db, uuid);
-  expect(payment.txidOut).toBe((r.forward as { sent: { txidOut: string } }).sent.txidOut);
-  expect((await acts.forwardFate(uuid)).status).toBe('confirmed');
+  await acts0.recordAndEvaluate({
+    configId: payment.configId, network: 'ethereum', ticker: 'eth', txid: observed.txid, index: observed.index, recipient: observed.recipient,
+    amount: observed.amount.toString(), blockNumber: observed.blockNumber.toString(), blockHash: observed.blockHash,
+  });
+  await chain.mine(REQUIRED - 1);
+  expect(await acts0.recordProcessing(uuid)).toBe(true);
+  return uuid;
+}
+
+test('the reading only reads; record_processing moves pending to processing, once', async () => {
+  const { uuid } = await deposit(31n, parseEther('1'));
+  expect(await acts.confirmations(uuid)).toEqual({ status: 'confirmed', confirmations: 1 });
+  await chain.mine(REQUIRED - 1);
+  expect(await acts.confirmations(uuid)).toEqual({ status: 'confirmed', confirmations: REQUIRED });
+  expect((await loadPayment(database.db, uuid)).payment).toMatchObject({ result: 'pending', confirmations: REQUIRED, forwardRaw: null, txidOut: null });
+  expect(await acts.recordProcessing(uuid)).toBe(true);
+  expect(await acts.recordProcessing(uuid)).toBe(false);
+  expect((await loadPayment(database.db, uuid)).payment).toMatchObject({ result: 'processing', forwardRaw: null });
 });
 
-test('a forward that cannot be made is returned as an error with the reading, not thrown: the workflow forwards again', async () => {
+test('the forward signs once; run again (a worker lost mid-forward) it re-sends the stored bytes, never a second signature', async () => {
+  const uuid = await due(32n, parseEther('1'));
+  const first = await acts.forward(uuid);
+  // Signed and accepted a moment ago: pending without a reading of the node.
+  expect(first.fate).toEqual({ status: 'pending', txidOut: first.txidOut, note: 'broadcast now' });
+  const stored = (await loadPayment(database.db, uuid)).payment;
+  expect(stored).toMatchObject({ result: 'processing', txidOut: first.txidOut });
+  await chain.mine(1);
+  const again = await acts.forward(uuid);
+  expect(again).toEqual({ txidOut: first.txidOut, fate: { status: 'confirmed', txidOut: first.txidOut } });
+  expect((await loadPayment(database.db, uuid)).payment.forwardRaw).toBe(stored.forwardRaw);
+  expect(await database.db.select().from(payments).where(eq(payments.uuid, uuid))).toHaveLength(1);
+  // The reading does not write the snapshot: that is the next effect's step.
+  expect(await acts.forwardFate(uuid)).toEqual({ status: 'confirmed', txidOut: first.txidOut });
+  expect((await loadPayment(database.db, uuid)).payment).toMatchObject({ result: 'processing', snapshot: null });
+});
+
+test('a forward that cannot be made fails the attempt (typed, no retry inside it); nothing is stored', async () => {
   // 1 wei cannot pay its own network fee.
   const { uuid } = await deposit(33n, 1n);
   await chain.mine(REQUIRED - 1);
-  const r = await acts.confirmationsThenForward(uuid);
-  expect(r.reading).toEqual({ status: 'confirmed', confirmations: REQUIRED });
-  expect(r.forward).toEqual({ error: expect.any(String) });
+  await acts.recordProcessing(uuid);
+  await expect(acts.forward(uuid)).rejects.toMatchObject({ nonRetryable: true });
   expect((await loadPayment(database.db, uuid)).payment).toMatchObject({ forwardRaw: null, txidOut: null });
-  // The workflow's own forward step meets the same refusal as a permanent failure.
-  await expect(acts.forward(uuid, { processing: true, fate: true })).rejects.toMatchObject({ nonRetryable: true });
+});
+
+describe('the fee percent is chosen once, when the deposit is judged, and the forward takes its commission by it', () => {
+  // [what the host's fee is when judged, what it is when forwarded, the percent the payment keeps]
+  const cases: Array<[string, FeePolicy, FeePolicy, string]> = [
+    ['standard, then an override of 0.50', STANDARD, { ...STANDARD, domainOverrides: { 'shop.example': '0.50' } }, '1.00'],
+    ['an override of 0.50, then standard', { ...STANDARD, domainOverrides: { 'shop.example': '0.50' } }, STANDARD, '0.50'],
+    ['an override of 2.00, then 0.25', { ...STANDARD, domainOverrides: { 'shop.example': '2.00' } }, { ...STANDARD, domainOverrides: { 'shop.example': '0.25' } }, '2.00'],
+  ];
+  let index = 50n;
+  it.each(cases)('%s → %s', async (_name, judged, forwarded, percent) => {
+    const uuid = await due(index++, parseEther('1'), activitiesWith(undefined, undefined, judged));
+    expect((await loadPayment(database.db, uuid)).payment.feePercent).toBe(percent);
+    const later = activitiesWith(undefined, undefined, forwarded);
+    await later.forward(uuid);
+    const { payment } = await loadPayment(database.db, uuid);
+    const plan = planFromJson(payment.forwardRaw!);
+    const value = BigInt(payment.valueBase);
+    expect(value - plan.forwarded - plan.networkFee).toBe(percentOf(value, percent));
+    await chain.mine(1);
+    expect((await later.confirmedSnapshot(uuid)).fee_percent).toBe(percent);
+    expect((await loadPayment(database.db, uuid)).payment.feePercent).toBe(percent);
+  });
+});
+
+describe('the confirmed snapshot is written in one place, once', () => {
+  // [the case, how the snapshot is asked for, the price the second ask sees]
+  const cases: Array<[string, 'once' | 'twice' | 'at-once', string]> = [
+    ['written by the first ask, with the forward that landed, the price and the move to sent', 'once', '1.00'],
+    ['asked again with another price (a later run): the first one stands', 'twice', '9999.00'],
+    ['asked by two runs at once: both answer the same snapshot', 'at-once', '9999.00'],
+  ];
+  let index = 60n;
+  it.each(cases)('%s', async (_name, how, laterPrice) => {
+    const uuid = await due(index++, parseEther('1'));
+    const sent = await acts.forward(uuid);
+    await chain.mine(1);
+    const later = activitiesWith(undefined, undefined, STANDARD, new FixedPriceSource({ ...DEVNET_PRICES, ETH: laterPrice }));
+    let snap;
+    if (how === 'at-once') {
+      const [a, b] = await Promise.all([acts.confirmedSnapshot(uuid), later.confirmedSnapshot(uuid)]);
+      expect(b).toEqual(a);
+      snap = a;
+    } else {
+      snap = await acts.confirmedSnapshot(uuid);
+      if (how === 'twice') expect(await later.confirmedSnapshot(uuid)).toEqual(snap);
+    }
+    const { payment } = await loadPayment(database.db, uuid);
+    const plan = planFromJson(payment.forwardRaw!);
+    expect(payment).toMatchObject({ result: 'sent', snapshot: snap, price: snap.price, forwardedBase: plan.forwarded.toString() });
+    expect(snap).toMatchObject({ uuid, txid_out: sent.txidOut, fee_percent: payment.feePercent });
+    expect(BigInt(payment.feeBase)).toBe(BigInt(payment.valueBase) - plan.forwarded);
+  });
 });
 
 /** forward_watch_until, and the database's clock now, in ms. */
@@ -143,7 +192,7 @@ async function watchWindow(uuid: string): Promise<{ until: number | null; now: n
   return { until: rows[0].until === null ? null : new Date(rows[0].until).getTime(), now: new Date(rows[0].now).getTime() };
 }
 
-test('with a live head feed, the forward is read at the head that mines it: confirmed, its snapshot written, in the same step', async () => {
+test('with a live head feed, the forward is read at the head that mines it: confirmed, in the same activity', async () => {
   const hub = headHub(4000);
   // anvil's own newHeads over its WebSocket, as the worker's feed reports them.
   const subscribed = new Promise<void>((resolve) => {
@@ -156,18 +205,13 @@ test('with a live head feed, the forward is read at the head that mines it: conf
   });
   await subscribed;
   const watching = activitiesWith(hub);
-  const { uuid } = await deposit(34n, parseEther('1'));
-  await chain.mine(REQUIRED - 1);
+  const uuid = await due(34n, parseEther('1'));
   const started = Date.now();
-  const due = await watching.confirmationsThenForward(uuid);
+  const { txidOut, fate } = await watching.forward(uuid);
   const took = Date.now() - started;
-  if (!due.forward || !('sent' in due.forward)) throw new Error(`no forward: ${JSON.stringify(due.forward)}`);
-  const { txidOut, fate, snapshot } = due.forward.sent;
   // anvil mines the forward as it takes it; its head comes at once, and the reading there finds it.
   expect(fate).toEqual({ status: 'confirmed', txidOut });
-  expect(snapshot).toMatchObject({ uuid, txid_out: txidOut });
   expect(took).toBeLessThan(4000);
-  expect((await loadPayment(database.db, uuid)).payment.result).toBe('sent');
   // The watcher holds its hint back for the window, from the database's clock.
   const w = await watchWindow(uuid);
   expect(w.until).not.toBeNull();
@@ -180,13 +224,11 @@ test('a forward mined while no head is announced is found by the reading after t
   const hub = headHub(400);
   hub.live('ethereum', true);
   const watching = activitiesWith(hub);
-  const { uuid } = await deposit(35n, parseEther('1'));
-  await chain.mine(REQUIRED - 1);
+  const uuid = await due(35n, parseEther('1'));
   const started = Date.now();
-  const due = await watching.confirmationsThenForward(uuid);
+  const sent = await watching.forward(uuid);
   expect(Date.now() - started).toBeGreaterThanOrEqual(400);
-  if (!due.forward || !('sent' in due.forward)) throw new Error(`no forward: ${JSON.stringify(due.forward)}`);
-  expect(due.forward.sent.fate).toEqual({ status: 'confirmed', txidOut: due.forward.sent.txidOut });
+  expect(sent.fate).toEqual({ status: 'confirmed', txidOut: sent.txidOut });
   // Its window has passed: a later block holding it would be hinted again.
   const w = await watchWindow(uuid);
   expect(w.until).toBeLessThanOrEqual(w.now);
@@ -217,12 +259,10 @@ test('the watch reads at a head announced after the broadcast, not at one announ
     },
   });
   const watching = activitiesWith(hub, adapter);
-  const { uuid } = await deposit(37n, parseEther('1'));
-  await chain.mine(REQUIRED - 1);
-  const due = await watching.confirmationsThenForward(uuid);
+  const uuid = await due(37n, parseEther('1'));
+  const sent = await watching.forward(uuid);
   const waited = Date.now() - broadcastAt;
-  if (!due.forward || !('sent' in due.forward)) throw new Error(`no forward: ${JSON.stringify(due.forward)}`);
-  expect(due.forward.sent.fate).toEqual({ status: 'confirmed', txidOut: due.forward.sent.txidOut });
+  expect(sent.fate).toEqual({ status: 'confirmed', txidOut: sent.txidOut });
   expect(readings).toBe(1);
   // Woken by the head after the broadcast, well before the window's end.
   expect(waited).toBeGreaterThanOrEqual(300);
@@ -232,11 +272,9 @@ test('the watch reads at a head announced after the broadcast, not at one announ
 test('without a live head feed nothing is watched: pending, broadcast now, and no window', async () => {
   const hub = headHub(4000);
   const watching = activitiesWith(hub);
-  const { uuid } = await deposit(36n, parseEther('1'));
-  await chain.mine(REQUIRED - 1);
-  const due = await watching.confirmationsThenForward(uuid);
-  if (!due.forward || !('sent' in due.forward)) throw new Error(`no forward: ${JSON.stringify(due.forward)}`);
-  expect(due.forward.sent.fate).toEqual({ status: 'pending', txidOut: due.forward.sent.txidOut, note: 'broadcast now' });
+  const uuid = await due(36n, parseEther('1'));
+  const sent = await watching.forward(uuid);
+  expect(sent.fate).toEqual({ status: 'pending', txidOut: sent.txidOut, note: 'broadcast now' });
   expect((await watchWindow(uuid)).until).toBeNull();
 });
 
