@@ -6,7 +6,7 @@ import type { StageStatus } from './delivery-stage';
 import type { ForwardWaiting } from './payment-forward';
 
 /**
- * What the watcher tells a deposit workflow (src/chains/push.ts). A hint, never a verdict: the workflow
+ * What the watcher tells a deposit workflow (src/detection/push.ts). A hint, never a verdict: the workflow
  * reads the chain once on it, and a lost hint only delays it until its fallback timer.
  *   due      the watcher's newest block passed the deposit's due height (finality may be reached)
  *   recheck  the chain was reorganised at or below the deposit's block

@@ -1,5 +1,5 @@
-import { jsonRpc } from '../../src/chains/devnet/process';
-import type { DevnetState } from '../../src/chains/devnet';
+import { jsonRpc } from '../../devnet/process';
+import type { DevnetState } from '../../devnet';
 import { BitcoinRpc } from '../../src/chains/utxo/rpc';
 
 /**

@@ -3,7 +3,7 @@
 // stored (the sweeps ledger) before it is broadcast, and a later run re-sends the stored bytes or records
 // their fate: never a second signature while one is open (DESIGN 4).
 import { BroadcastRejectedError, InsufficientAmountError, InvalidRequestError, NodeUnavailableError, type ChainAdapter, type ForwardPlan } from '../chains/adapter';
-import { readCursor } from '../chains/watcher';
+import { readCursor } from '../detection/watcher';
 import { nonceFloor } from '../db/queries/forwards';
 import { hasLivePayment, noteSweep, openSweep, openSweeps, restoreSweepPlan, settleSweep, storeSweepOnce, type SweepRow } from '../db/queries/sweeps';
 import { planFromJson, planToJson } from '../../activities/forward-support';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { resolveTemporalCli } from '../../src/temporal/binaries';
-import { freePort, startDevServer, type DevServer } from '../../src/temporal/devserver';
+import { freePort, startDevServer, type DevServer } from '../../devnet/devserver';
 import { createTestDatabase } from '../helpers/db';
 import { killAndWait, waitFor } from '../helpers/process';
 
@@ -87,9 +87,9 @@ it('the built API and worker entry points serve, run workflows from the prebuilt
 
 it('the built API derives its stock of addresses on the derivation thread (dist/src/entry/derive-thread.js)', () => {
   const script = `
-    const { threadDeriver } = require('./dist/src/runtime/derive-thread');
-    const { xpubDeriver } = require('./dist/src/runtime/derived-addresses');
-    const { exportPublicKeys } = require('./dist/src/chains/watch-only');
+    const { threadDeriver } = require('./dist/src/addresses/derive-thread');
+    const { xpubDeriver } = require('./dist/src/addresses/derived-addresses');
+    const { exportPublicKeys } = require('./dist/src/addresses/watch-only');
     const { HdSeed } = require('./dist/src/chains/keys');
     const keys = exportPublicKeys(HdSeed.fromMnemonic(require('bip39').generateMnemonic(256)));
     const inline = xpubDeriver(keys, 'ethereum', 'mainnet');

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import type { ChainMode } from '../chains/config';
-import { evmAddressOfPublicKey, PublicChildDeriver } from '../chains/public-child';
+import { evmAddressOfPublicKey, PublicChildDeriver } from './public-child';
 import { utxoAddressOfPubkey } from '../chains/utxo/address';
 import { utxoNetwork } from '../chains/utxo/networks';
-import type { PublicKeys } from '../chains/watch-only';
+import type { PublicKeys } from './watch-only';
 import type { Db } from '../db/client';
 import type { RangeDeriver } from './derive-thread';
 import { rowsOf } from '../db/prepared';
@@ -80,7 +80,7 @@ export class DerivedAddressSupply {
     private readonly family: string,
     /** The derivation on the caller's thread: what a create waiting for its address uses. */
     private readonly derive: (index: bigint) => string,
-    /** Where the stock kept ahead is derived (src/runtime/derive-thread.ts); unset: `derive`. */
+    /** Where the stock kept ahead is derived (src/addresses/derive-thread.ts); unset: `derive`. */
     private readonly ahead?: RangeDeriver,
   ) {}
 

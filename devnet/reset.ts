@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client';
-import { chainCursors, payments } from '../../db/schema';
+import type { Db } from '../src/db/client';
+import { chainCursors, payments } from '../src/db/schema';
 
 export const CHAIN_RESET_REASON = 'local chain reset: the devnet restarted without this chain\'s state, so the deposit no longer exists';
 

@@ -2,7 +2,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { NETWORKS } from '../domain/assets';
 import type { Db } from '../db/client';
 import { chainCursors, configTickers, paymentConfigs } from '../db/schema';
-import type { ChainAdapter, Cursor, ObservedDeposit, ScanBatch, ScannedBlock } from './adapter';
+import type { ChainAdapter, Cursor, ObservedDeposit, ScanBatch, ScannedBlock } from '../chains/adapter';
 import { firstStart } from './first-start';
 import { observeWatcher } from '../observability/chain-metrics';
 
@@ -35,13 +35,13 @@ export interface ScanOptions {
   onMatch?: (matches: MatchedDeposit[], block: ScannedBlock) => Promise<void>;
   /**
    * Called once the batch is read and the cursor moved, with the height the pass started from: the
-   * worker pushes its hints to the deposit workflows here (src/chains/push.ts). A failure is the
+   * worker pushes its hints to the deposit workflows here (src/detection/push.ts). A failure is the
    * caller's to log; the cursor stays moved (a lost hint only delays a workflow to its fallback timer).
    */
   onBatch?: (before: bigint | null, batch: ScanBatch) => Promise<void>;
   /**
    * The head a network without a cursor starts after (default: the current head), unless configurations
-   * of the network were made before its block: then before the first of them (src/chains/first-start.ts).
+   * of the network were made before its block: then before the first of them (src/detection/first-start.ts).
    */
   startAfter?: Cursor;
 }
@@ -196,7 +196,7 @@ export interface WatchersOptions {
   /**
    * Wakes a network's loop between its polls: called once per network with the loop's wake function and
    * a function to tell whether the feed is live (subscribed) now; returns the feed to close at stop
-   * (src/chains/heads.ts: the node's new-head notifications), or undefined for a network that is polled
+   * (src/detection/heads.ts: the node's new-head notifications), or undefined for a network that is polled
    * only. A wake during a pass runs one more pass at once.
    */
   heads?(network: string, wake: () => void, live: (on: boolean) => void): { close(): void } | undefined;

@@ -3,7 +3,7 @@ import { NETWORKS } from '../domain/assets';
 import type { Db } from '../db/client';
 import { rowsOf } from '../db/prepared';
 import { logger } from '../observability/logger';
-import type { ChainAdapter, Cursor } from './adapter';
+import type { ChainAdapter, Cursor } from '../chains/adapter';
 
 /**
  * Where a network's watcher starts when it has no cursor stored yet. At the head, unless the API has

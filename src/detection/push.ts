@@ -2,7 +2,7 @@ import { and, eq, gt, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-o
 import pLimit from 'p-limit';
 import type { Db } from '../db/client';
 import { forwardTxs, payments } from '../db/schema';
-import { depositKey, type ScanBatch } from './adapter';
+import { depositKey, type ScanBatch } from '../chains/adapter';
 
 import type { ChainHint } from '../../workflows/signals';
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ContractFactory, JsonRpcProvider, Network, Wallet, parseEther, parseUnits } from 'ethers';
-import { freePort } from '../../temporal/devserver';
+import { freePort } from './devserver';
 import { compileTestToken } from './erc20';
 import { jsonRpc, spawnNode, startOnFreshPorts, waitUntilReady, type NodeProcess } from './process';
 
