@@ -3,7 +3,8 @@ import path from 'node:path';
 import { ContractFactory, JsonRpcProvider, Network, Wallet, parseEther, parseUnits } from 'ethers';
 import { freePort } from './devserver';
 import { compileTestToken } from './erc20';
-import { jsonRpc, spawnNode, startOnFreshPorts, waitUntilReady, type NodeProcess } from './process';
+import { jsonRpc } from '../src/chains/json-rpc';
+import { spawnNode, startOnFreshPorts, waitUntilReady, type NodeProcess } from './process';
 
 export const ANVIL_CHAIN_ID = 31337n;
 

@@ -5,7 +5,7 @@ import { ASSETS } from '../src/domain/assets';
 import { parseUnits } from '../src/domain/money';
 import { ERC20 } from '../src/chains/evm/erc20';
 import type { DevnetState } from './index';
-import { jsonRpc } from './process';
+import { jsonRpc } from '../src/chains/json-rpc';
 import { sendAndPoll } from './surfnet';
 import { utxoDriver, type UtxoDriver } from './utxo-drive';
 

@@ -3,7 +3,7 @@ import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { Pool } from 'pg';
 import type { DevnetState } from '../../devnet';
-import { jsonRpc } from '../../devnet/process';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { BitcoinRpc } from '../../src/chains/utxo/rpc';
 import { ASSETS } from '../../src/domain/assets';
 import { actionsOf, addActions, type RunActions } from './actions';

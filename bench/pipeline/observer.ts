@@ -1,4 +1,4 @@
-import { jsonRpc } from '../../devnet/process';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import type { DevnetState } from '../../devnet';
 import { BitcoinRpc } from '../../src/chains/utxo/rpc';
 

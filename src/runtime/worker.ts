@@ -16,6 +16,7 @@ import { dueHeight } from '../domain/finality';
 import { logger } from '../observability/logger';
 import { depositsObserved } from '../observability/metrics';
 import { exposePaymentStages } from '../observability/payment-stages';
+import { stageTallies } from '../db/queries/payment-stages';
 import { describeError } from '../observability/redact';
 import { ensureMinimumSchedule } from '../temporal/minimum-schedule';
 import { createWorker } from '../temporal/worker';
@@ -110,7 +111,7 @@ export async function startWorkerRuntime(
   opts: { address: string; watch?: boolean; depositPollInterval?: string },
 ): Promise<WorkerRuntime> {
   const { cfg, database } = services;
-  exposePaymentStages(database.db);
+  exposePaymentStages((stages) => stageTallies(database.db, stages));
   // Public material for the API (xpubs, the callback public key, the Solana address pool), kept fresh.
   const publisher = await startPublisher(
     {

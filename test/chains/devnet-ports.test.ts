@@ -3,7 +3,7 @@ import net from 'node:net';
 import * as devserver from '../../devnet/devserver';
 import { startAnvil } from '../../devnet/anvil';
 import { startLitecoind } from '../../devnet/litecoind';
-import { jsonRpc } from '../../devnet/process';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { BitcoinRpc } from '../../src/chains/utxo/rpc';
 import { tmpDir } from '../helpers/nodes';
 

@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { jsonRpc } from '../../devnet/process';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { chainConfigFromEnv } from '../../src/chains/config';
 import { openHeadFeed } from '../../src/detection/heads';
 import { startDevnets, type Devnets } from '../../devnet/index';

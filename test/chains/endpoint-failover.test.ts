@@ -2,7 +2,7 @@ import { JsonRpcProvider, Network, Wallet, parseEther } from 'ethers';
 import type { ChainAdapter, Cursor } from '../../src/chains/adapter';
 import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
 import { startLitecoind, type LitecoindDevnet } from '../../devnet/litecoind';
-import { jsonRpc } from '../../devnet/process';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { EvmAdapter } from '../../src/chains/evm/adapter';
 import { UtxoAdapter } from '../../src/chains/utxo/adapter';
 import { BitcoinRpc, fromSats } from '../../src/chains/utxo/rpc';

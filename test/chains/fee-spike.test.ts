@@ -16,7 +16,7 @@ import { dueHeight } from '../../src/domain/finality';
 import { STANDARD_TIERS } from '../../src/domain/pricing';
 import { DEVNET_PRICES, FixedPriceSource } from '../../src/prices/source';
 import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
-import { jsonRpc } from '../../devnet/process';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { FEE_READING_MS } from '../../src/chains/evm/fees';
 import { createTestDatabase } from '../helpers/db';
 import { anvilChain, testSeed, tmpDir, type LiveChain } from '../helpers/nodes';

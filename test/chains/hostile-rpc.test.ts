@@ -3,7 +3,7 @@ import { JsonRpcProvider, Network, Transaction as EthTransaction, Wallet, parseE
 import { Connection, Keypair, SystemProgram, Transaction } from '@solana/web3.js';
 import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
 import { startLitecoind, type LitecoindDevnet } from '../../devnet/litecoind';
-import { jsonRpc } from '../../devnet/process';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { startSurfnet, waitForSignature, type SurfnetDevnet } from '../../devnet/surfnet';
 import { BitcoinRpc, RpcError } from '../../src/chains/utxo/rpc';
 import { NodeUnavailableError } from '../../src/chains/adapter';

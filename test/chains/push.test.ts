@@ -14,7 +14,7 @@ import { forwardTxs, paymentConfigs } from '../../src/db/schema';
 import { recordDeposit, updatePayment } from '../../src/db/queries/payments';
 import { EvmAdapter } from '../../src/chains/evm/adapter';
 import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
-import { jsonRpc } from '../../devnet/process';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { pushHints, type ChainHint } from '../../src/detection/push';
 import { scanOnce } from '../../src/detection/watcher';
 import { dueHeight } from '../../src/domain/finality';

@@ -5,7 +5,7 @@
  */
 import { Wallet, parseEther } from 'ethers';
 import { paymentConfigs } from '../../src/db/schema';
-import { jsonRpc } from '../../devnet/process';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { startWatchers, type MatchedDeposit } from '../../src/detection/watcher';
 import { openHeadFeed } from '../../src/detection/heads';
 import { anvilWatchBed, type AnvilWatchBed } from '../helpers/anvil-watch';

@@ -18,7 +18,7 @@ import { depositsObserved } from '../../src/observability/metrics';
 import { EvmAdapter } from '../../src/chains/evm/adapter';
 import { ERC20 } from '../../src/chains/evm/erc20';
 import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
-import { jsonRpc } from '../../devnet/process';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { confirmationsAtDetection, readCursor, scanOnce, startWatchers, type MatchedDeposit } from '../../src/detection/watcher';
 import { createAdapterRegistry } from '../../src/chains/factory';
 import { createTestDatabase } from '../helpers/db';

@@ -1,6 +1,6 @@
 import { Wallet } from 'ethers';
 import { devnetAddress, devnetMine, devnetPay } from '../../devnet/drive';
-import { jsonRpc } from '../../devnet/process';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { verifyCallback } from '../../src/callbacks/verify';
 import { ASSETS, isSolFamily } from '../../src/domain/assets';
 import { formatUnits, parseUnits } from '../../src/domain/money';

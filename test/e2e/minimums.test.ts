@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import { ASSET_STATE_TTL_MS } from '../../api/asset-cache';
 import { runAdmin } from '../../scripts/admin';
 import { devnetPay } from '../../devnet/drive';
-import { jsonRpc } from '../../devnet/process';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { forwardFeeEstimate } from '../../src/chains/utxo/forward';
 import { BitcoinRpc, toSats } from '../../src/chains/utxo/rpc';
 import { minimumForCost, publishedMinimum } from '../../src/domain/minimum';

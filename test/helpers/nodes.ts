@@ -15,7 +15,7 @@ import { BitcoinRpc, fromSats, toSats } from '../../src/chains/utxo/rpc';
 import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
 import { litecoindAvailable, startLitecoind, type LitecoindDevnet } from '../../devnet/litecoind';
 import { sendAndPoll, startSurfnet, type SurfnetDevnet } from '../../devnet/surfnet';
-import { jsonRpc } from '../../devnet/process';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { evmGasTankKey, solFeePayerSeed } from '../../src/chains/sponsor';
 import { waitFor } from './process';
 
