@@ -26,6 +26,8 @@ beforeAll(async () => {
   execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--outDir', dist], { cwd: root, stdio: 'pipe' });
   execFileSync(process.execPath, [path.join(dist, 'scripts/bundle-workflows.js'), path.join(dist, 'workflow-bundle.js')], { cwd: root, stdio: 'pipe' });
   fs.cpSync(path.join(root, 'drizzle'), path.join(dist, 'drizzle'), { recursive: true });
+  // The entry points must not need the devnet tooling (npm start's embedded default alone loads it).
+  fs.rmSync(path.join(dist, 'devnet'), { recursive: true });
   [temporal, database] = await Promise.all([
     startDevServer({ cliPath: resolveTemporalCli()!, host: '127.0.0.1', dataDir: path.join(out, 'temporal'), namespace: 'default', port: 0, uiPort: 0 }),
     createTestDatabase(),
