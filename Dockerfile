@@ -1,10 +1,11 @@
-# Multi-stage: build (TypeScript + the workflow bundle) → runtime with production dependencies only.
+# Multi-stage: build (TypeScript + the workflow bundle) → runtime with production dependencies only (no devnet/
+# tooling: only npm start's embedded default loads it).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund
 COPY . .
-RUN npm run build && node dist/scripts/bundle-workflows.js dist/workflow-bundle.js && npm prune --omit=dev
+RUN npm run build && node dist/scripts/bundle-workflows.js dist/workflow-bundle.js && rm -rf dist/devnet && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production

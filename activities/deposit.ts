@@ -1,5 +1,5 @@
 import type { ChainAdapter } from '../src/chains/adapter';
-import type { HeadWatch } from '../src/chains/heads';
+import type { HeadWatch } from '../src/detection/heads';
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { Db } from '../src/db/client';
 import { loadPayment, moveResult, storeConfirmations, storeSnapshotOnce, type ConfigRow, type PaymentRow } from '../src/db/queries/payments';

@@ -3,24 +3,13 @@ import {
   InsufficientAmountError,
   InvalidRequestError,
   UnsupportedOperationError,
-  type ForwardPlan,
   type ObservedDeposit,
 } from '../src/chains/adapter';
 import type { ConfigRow, PaymentRow } from '../src/db/queries/payments';
 import { ASSETS, type Asset } from '../src/domain/assets';
 import { depositIndex } from '../src/domain/deposit-key';
 
-export const planToJson = (plan: ForwardPlan) => JSON.stringify(plan, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
-export function planFromJson(raw: string): ForwardPlan {
-  const p = JSON.parse(raw) as Record<string, unknown>;
-  return {
-    ...(p as unknown as ForwardPlan),
-    forwarded: BigInt(p.forwarded as string),
-    networkFee: BigInt(p.networkFee as string),
-    sponsorCost: BigInt(p.sponsorCost as string),
-    rent: BigInt(p.rent as string),
-  };
-}
+export { planFromJson, planToJson } from '../src/chains/plan-json';
 
 /**
  * Typed chain errors (the deposit does not cover the cost now, a request or operation the chain refuses)

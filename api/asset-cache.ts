@@ -1,7 +1,6 @@
 import type { ChainRuntimeConfig } from '../src/chains/config';
 import type { Db } from '../src/db/client';
 import { allAssetViews, assetViews, knownAsset, readAssetState, resolveAsset, served, type AssetState, type AssetView } from './assets';
-import type { PublicDeps } from './deps';
 
 /**
  * How long the production API serves the operator's asset state (enabled, fee, stored minimums) from
@@ -52,14 +51,17 @@ export class AssetStateCache {
   }
 }
 
+/** What the route helpers below read of the API's dependencies (api/deps.ts's PublicDeps). */
+type AssetDeps = { db: Db; chains: ChainRuntimeConfig; config: { minimumRefreshMs: number }; assetCache?: AssetStateCache };
+
 /** Every asset view for a route: from the deployment's cache when it has one, else read now. */
-export async function routeAssetViews(deps: PublicDeps): Promise<AssetView[]> {
+export async function routeAssetViews(deps: AssetDeps): Promise<AssetView[]> {
   if (deps.assetCache) return (await deps.assetCache.views(deps.chains, deps.config.minimumRefreshMs)).list;
   return allAssetViews(deps.db, deps.chains, deps.config.minimumRefreshMs);
 }
 
 /** resolveAsset (1101, 1102) through the deployment's cache when it has one. */
-export async function routeAsset(deps: PublicDeps, ticker: string, opts: { servedOnly: boolean }): Promise<AssetView> {
+export async function routeAsset(deps: AssetDeps, ticker: string, opts: { servedOnly: boolean }): Promise<AssetView> {
   if (!deps.assetCache) return resolveAsset(deps.db, deps.chains, ticker, { ...opts, refreshMs: deps.config.minimumRefreshMs });
   const asset = knownAsset(ticker);
   const { byTicker } = await deps.assetCache.views(deps.chains, deps.config.minimumRefreshMs);

@@ -1,5 +1,5 @@
 import type { ChainRuntimeConfig } from '../src/chains/config';
-import type { PublicMaterial } from '../src/runtime/public-material';
+import type { PublicMaterial } from '../src/addresses/public-material';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/client';
 import type { AssetStateCache } from './asset-cache';

@@ -13,7 +13,7 @@ import { Client } from 'pg';
 import { deriveAddressIn } from '../src/chains/addresses';
 import { HdSeed } from '../src/chains/keys';
 import { openPostgres } from '../src/db/client';
-import { publishPublicMaterial } from '../src/runtime/public-material';
+import { publishPublicMaterial } from '../src/addresses/public-material';
 import type { ChainRuntimeConfig } from '../src/chains/config';
 
 const ROOT = path.resolve(__dirname, '..');

@@ -4,7 +4,7 @@
  * derivation), from one flooding address and from many. Real PostgreSQL (DATABASE_URL's server, or a
  * throw-away cluster), the production API process (src/entry/api.ts) behind a trusted "proxy" (TRUST_PROXY=
  * loopback: each client is named by X-Forwarded-For), and the worker's part played here: the public material
- * published and Solana's pool topped up every second (src/runtime/public-material.ts).
+ * published and Solana's pool topped up every second (src/addresses/public-material.ts).
  *
  *   npm run bench -- create-flood.ts
  *   (BENCH_SECONDS per scenario, default 60; BENCH_CONNECTIONS, default 200; BENCH_ONLY=sol or eth;
@@ -26,7 +26,7 @@ import { HdSeed } from '../src/chains/keys';
 import { loadConfig } from '../src/config';
 import { openPostgres } from '../src/db/client';
 import { poolFree } from '../src/db/queries/public-material';
-import { startPublisher } from '../src/runtime/public-material';
+import { startPublisher } from '../src/addresses/public-material';
 import { BENCH_NETWORKS, benchChainEnv, freePort, startChild } from './api-setup';
 import { benchServer } from './lib/database';
 import { quantile } from './lib/quantile';

@@ -1,7 +1,7 @@
 /**
  * The API's derivation of deposit addresses from an xpub (what keeps derived_addresses stocked ahead of
  * creates, on the API's derivation thread): CPU per address of xpubDeriver against bip32's own derive on the
- * same native point arithmetic and ethers' keccak and checksum (the derivation before src/chains/public-child.ts),
+ * same native point arithmetic and ethers' keccak and checksum (the derivation before src/addresses/public-child.ts),
  * interleaved in one process, and the ratio. Both are checked against watchOnlyAddressIn first. Keys are made
  * at run time.
  *
@@ -13,12 +13,12 @@ import { parseArgs } from 'node:util';
 import { BIP32Factory } from 'bip32';
 import { dataSlice, getAddress, keccak256 } from 'ethers';
 import { HdSeed } from '../src/chains/keys';
-import { keccakReady } from '../src/chains/public-child';
+import { keccakReady } from '../src/addresses/public-child';
 import { pointCompress, publicDerivationEcc } from '../src/chains/secp256k1';
 import { utxoAddressOfPubkey } from '../src/chains/utxo/address';
 import { utxoNetwork } from '../src/chains/utxo/networks';
-import { exportPublicKeys, watchOnlyAddressIn } from '../src/chains/watch-only';
-import { xpubDeriver } from '../src/runtime/derived-addresses';
+import { exportPublicKeys, watchOnlyAddressIn } from '../src/addresses/watch-only';
+import { xpubDeriver } from '../src/addresses/derived-addresses';
 import { stats } from './pipeline/report';
 
 const { values: flags } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, count: { type: 'string', default: '4000' } } });

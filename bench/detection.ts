@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { openPostgres } from '../src/db/client';
 import type { ObservedDeposit, ScannedBlock } from '../src/chains/adapter';
-import { matchBlock, writeCursor } from '../src/chains/watcher';
+import { matchBlock, writeCursor } from '../src/detection/watcher';
 import { benchServer } from './lib/database';
 
 const SIZES = [10, 10_000, 1_000_000];

@@ -23,8 +23,8 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Wallet } from 'ethers';
-import { readDevnetState } from '../src/chains/devnet';
-import { freePort } from '../src/temporal/devserver';
+import { readDevnetState } from '../devnet';
+import { freePort } from '../devnet/devserver';
 import { payEvmBurst } from './pipeline/evm-burst';
 
 const ROOT = path.resolve(__dirname, '..');

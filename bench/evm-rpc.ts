@@ -12,7 +12,7 @@
 import { parseArgs } from 'node:util';
 import { Wallet } from 'ethers';
 import { DEFAULT_RPC_BATCH } from '../src/chains/config';
-import { startAnvil } from '../src/chains/devnet/anvil';
+import { startAnvil } from '../devnet/anvil';
 import { EvmAdapter } from '../src/chains/evm/adapter';
 import { HdSeed } from '../src/chains/keys';
 import { tmpDir } from '../test/helpers/nodes';

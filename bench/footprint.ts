@@ -15,7 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../src/temporal/devserver';
+import { freePort } from '../devnet/devserver';
 
 const ROOT = path.resolve(__dirname, '..');
 const SETTLE_S = Number(process.env.BENCH_SETTLE_S ?? 60);

@@ -290,7 +290,7 @@ CREATE TRIGGER "payments_host_volume_truncate" AFTER TRUNCATE ON "payments" FOR 
 -- a payment or a forward. What it runs: a create (api/create-batch.ts, src/db/queries/create-config.ts)
 -- reads payment_configs, takes the next index of the family's sequence (nextval) or a free Solana address
 -- (address_pool: SELECT … FOR UPDATE, UPDATE taken_at), and inserts payment_configs and config_tickers; the
--- stored derived addresses are read and, ahead of creates, inserted (src/runtime/derived-addresses.ts,
+-- stored derived addresses are read and, ahead of creates, inserted (src/addresses/derived-addresses.ts,
 -- pg_sequences' last_value for the next index); info and the catalog read assets and asset_minimums;
 -- /logs reads payment_configs, payments, delivery_attempts and chain_cursors (and LISTENs, which needs no
 -- grant); /pubkey and the addresses read public_material. Not granted: forward_txs (signed transactions),

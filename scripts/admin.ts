@@ -15,10 +15,10 @@ import { Client, Connection, WorkflowUpdateFailedError, type WorkflowHandle } fr
 import { paymentStatusQuery, resendUpdate } from '../workflows/signals';
 import { chainConfigFromEnv } from '../src/chains/config';
 import { HdSeed } from '../src/chains/keys';
-import { exportPublicKeys } from '../src/chains/watch-only';
+import { exportPublicKeys } from '../src/addresses/watch-only';
 import { loadConfig } from '../src/config';
 import { openPostgres } from '../src/db/client';
-import { publishPublicMaterial } from '../src/runtime/public-material';
+import { publishPublicMaterial } from '../src/addresses/public-material';
 import { findAsset } from '../src/domain/assets';
 import { formatUnits, parseUnits } from '../src/domain/money';
 import { parseSweep, runSweep, SWEEP_USAGE } from './sweep-cli';

@@ -15,7 +15,7 @@ const { spawnSync } = require('node:child_process');
 const root = path.resolve(__dirname, '..');
 const dist = path.join(root, 'dist');
 /** What src/main.ts and the entry points load, and the bundler (test/, bench/ and the other scripts run through tsx). */
-const SOURCES = ['src', 'workflows', 'activities', 'api', 'clients/typescript', 'scripts/bundle-workflows.ts'];
+const SOURCES = ['src', 'devnet', 'workflows', 'activities', 'api', 'clients/typescript', 'scripts/bundle-workflows.ts'];
 const MANIFEST = path.join(dist, '.build-manifest.json');
 const BUNDLE = path.join(dist, 'workflow-bundle.js');
 

@@ -9,9 +9,9 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { devnetAddress, devnetMine, devnetPay } from '../src/chains/devnet/drive';
-import { readDevnetState, startDevnets } from '../src/chains/devnet/index';
-import { ALL_NODES, installNodes, type NodeName } from '../src/chains/devnet/install';
+import { devnetAddress, devnetMine, devnetPay } from '../devnet/drive';
+import { readDevnetState, startDevnets } from '../devnet/index';
+import { ALL_NODES, installNodes, type NodeName } from '../devnet/install';
 
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({

@@ -28,7 +28,7 @@ const resolves = (id) => {
   }
 };
 
-// The local UTXO nodes as src/chains/devnet/binaries.ts finds them: a path named by the environment, else
+// The local UTXO nodes as devnet/binaries.ts finds them: a path named by the environment, else
 // what `npm run devnet -- install` put under .tools/nodes (Bitcoin Knots unpacked, or a built btcd; bchd).
 const nodesDir = process.env.NODES_DIR || path.join(root, '.tools/nodes');
 const bitcoinNode = () => {

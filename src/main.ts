@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { chainConfigFromEnv } from './chains/config';
-import { startDevnets, type Devnets } from './chains/devnet';
-import { settleNewLocalChains } from './chains/devnet/reset';
+import { startDevnets, type Devnets } from '../devnet';
+import { settleNewLocalChains } from '../devnet/reset';
 import { HdSeed } from './chains/keys';
-import { ethersKeccakInWasm } from './chains/public-child';
+import { ethersKeccakInWasm } from './addresses/public-child';
 import type { Config } from './config';
 import { configOrExit } from './entry/common';
 import { openDatabase, type Database } from './db/client';
@@ -13,7 +13,7 @@ import { loadApiThread } from './runtime/api-thread';
 import { apiPart, buildServices } from './runtime/services';
 import { startWorkerRuntime } from './runtime/worker';
 import { resolveTemporalCli } from './temporal/binaries';
-import { reservePorts, startDevServer, type DevServer } from './temporal/devserver';
+import { reservePorts, startDevServer, type DevServer } from '../devnet/devserver';
 import { installQuietRuntime } from './temporal/worker';
 
 /**

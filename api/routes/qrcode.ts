@@ -64,7 +64,7 @@ const BIP21_SCHEME: Record<string, string> = { btc: 'bitcoin', ltc: 'litecoin', 
 
 /**
  * EIP-155 chain of each mode. The API never asks the node: mainnet is 1, the public testnet Sepolia,
- * regtest the local anvil devnet the project runs (src/chains/devnet/anvil.ts).
+ * regtest the local anvil devnet the project runs (devnet/anvil.ts).
  */
 export const EVM_CHAIN_ID: Record<ChainMode, bigint> = { mainnet: 1n, testnet: 11155111n, regtest: 31337n };
 

@@ -1,5 +1,5 @@
 import { Contract, ContractFactory, JsonRpcProvider, MaxUint256, Network, Wallet, type InterfaceAbi } from 'ethers';
-import type { AnvilDevnet } from '../../src/chains/devnet/anvil';
+import type { AnvilDevnet } from '../../devnet/anvil';
 
 /**
  * Fills anvil blocks at Ethereum mainnet's density for the watcher: per block 200 transactions, half of

@@ -1,7 +1,7 @@
 import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { Keypair, PublicKey, SystemProgram, SYSVAR_CLOCK_PUBKEY, SYSVAR_SLOT_HASHES_PUBKEY, Transaction, VoteProgram, type TransactionInstruction } from '@solana/web3.js';
-import { sendAndPoll, type SurfnetDevnet } from '../../src/chains/devnet/surfnet';
+import { sendAndPoll, type SurfnetDevnet } from '../../devnet/surfnet';
 import { SolBlockReader } from '../../src/chains/sol/block-reader';
 
 /**

@@ -1,5 +1,5 @@
 import { Contract, JsonRpcProvider, Network, Wallet } from 'ethers';
-import type { DevnetState } from '../../src/chains/devnet';
+import type { DevnetState } from '../../devnet';
 import { ERC20 } from '../../src/chains/evm/erc20';
 
 /**

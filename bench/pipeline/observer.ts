@@ -1,5 +1,5 @@
-import { jsonRpc } from '../../src/chains/devnet/process';
-import type { DevnetState } from '../../src/chains/devnet';
+import { jsonRpc } from '../../src/chains/json-rpc';
+import type { DevnetState } from '../../devnet';
 import { BitcoinRpc } from '../../src/chains/utxo/rpc';
 
 /**

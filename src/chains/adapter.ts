@@ -239,7 +239,7 @@ export interface ChainAdapter {
   /**
    * The timestamp (seconds) of the block at `height`, or of the next block after it where a slot has
    * none (Solana); null when there is none up to the head. A network without a cursor uses it to start
-   * before its first configuration (src/chains/first-start.ts).
+   * before its first configuration (src/detection/first-start.ts).
    */
   blockTime?(height: bigint): Promise<number | null>;
   /** The lowest block the node still serves whole (a pruned node or a Solana RPC keeps only recent ones). */

@@ -9,7 +9,7 @@ export interface NetworkRuntime {
   mode: ChainMode;
   /** One URL, or several comma-separated (src/chains/endpoints.ts); each may carry basic-auth credentials. */
   rpcUrl: string;
-  /** The node's WebSocket endpoint for new-head notifications (src/chains/heads.ts); without it the watcher polls only. */
+  /** The node's WebSocket endpoint for new-head notifications (src/detection/heads.ts); without it the watcher polls only. */
   wsUrl?: string;
   /** Token contract / mint overrides per ticker (local devnets deploy their own). */
   contracts: Record<string, string>;

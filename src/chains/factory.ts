@@ -3,7 +3,7 @@ import type { ChainAdapter } from './adapter';
 import { InvalidRequestError } from './adapter';
 import { tokenContract, type NetworkRuntime } from './config';
 import type { HdSeed } from './keys';
-import { jsonRpc } from './devnet/process';
+import { jsonRpc } from './json-rpc';
 import { EndpointPool } from './endpoints';
 import { sponsorMinimum } from '../observability/chain-metrics';
 import { EvmAdapter } from './evm/adapter';

@@ -14,6 +14,8 @@ import * as schema from './schema';
 
 /** Both drivers give the same drizzle query surface; code above this file never knows which one runs. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+/** A transaction handle, as drizzle passes it to db.transaction's callback. */
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 export interface Database {
   db: Db;

@@ -105,7 +105,7 @@ export const payments = pgTable(
     /**
      * Until when the forward activity that broadcast it watches the chain for its inclusion itself (set
      * with the stored bytes, database clock): the watcher sends no `forward` hint before then, so that the
-     * hint cannot arrive while that activity's workflow task is finishing (src/chains/push.ts).
+     * hint cannot arrive while that activity's workflow task is finishing (src/detection/push.ts).
      */
     forwardWatchUntil: timestamp('forward_watch_until', { withTimezone: true }),
     /** The immutable confirmed callback snapshot (payload fields), written once. */

@@ -1,4 +1,4 @@
-import { ethersKeccakInWasm } from '../chains/public-child';
+import { ethersKeccakInWasm } from '../addresses/public-child';
 import { loadConfig, ConfigError, type Config } from '../config';
 import { openPostgres, type Database } from '../db/client';
 import { logger } from '../observability/logger';

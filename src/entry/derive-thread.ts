@@ -1,11 +1,11 @@
-// The API's address-derivation thread (src/runtime/derive-thread.ts): derives runs of deposit addresses from
+// The API's address-derivation thread (src/addresses/derive-thread.ts): derives runs of deposit addresses from
 // public material (an account xpub), never a secret, so that keeping derived_addresses stocked does not take
 // turns with requests on the API's event loop.
 import { parentPort } from 'node:worker_threads';
 import type { ChainMode } from '../chains/config';
-import { keccakReady } from '../chains/public-child';
-import { deriveRun, xpubDeriver } from '../runtime/derived-addresses';
-import type { DeriveReply, DeriveRequest } from '../runtime/derive-thread';
+import { keccakReady } from '../addresses/public-child';
+import { deriveRun, xpubDeriver } from '../addresses/derived-addresses';
+import type { DeriveReply, DeriveRequest } from '../addresses/derive-thread';
 
 const parent = parentPort!;
 const derivers = new Map<string, (index: bigint) => string>();

@@ -8,7 +8,7 @@ import { ConfigError, type Config } from '../config';
 import type { Database } from '../db/client';
 import type { FeePolicy } from '../domain/fees';
 import { STANDARD_TIERS } from '../domain/pricing';
-import { publicMaterialFrom, type PublicMaterial } from './public-material';
+import { publicMaterialFrom, type PublicMaterial } from '../addresses/public-material';
 import { DEVNET_PRICES, FixedPriceSource, HttpPriceSource, NoPriceSource, type PriceSource } from '../prices/source';
 
 /**

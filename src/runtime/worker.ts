@@ -5,9 +5,9 @@ import { createActivities } from '../../activities';
 import type { DepositInput } from '../../activities/deposit';
 import { depositKey } from '../chains/adapter';
 import { sponsorAddresses } from '../chains/sponsor';
-import { pushHints, TEMPORAL_CALLS_AT_ONCE, type SignalDeposit } from '../chains/push';
-import { startWatchers, type MatchedDeposit } from '../chains/watcher';
-import { hasHeadFeed, headHub, openHeadFeed } from '../chains/heads';
+import { pushHints, TEMPORAL_CALLS_AT_ONCE, type SignalDeposit } from '../detection/push';
+import { startWatchers, type MatchedDeposit } from '../detection/watcher';
+import { hasHeadFeed, headHub, openHeadFeed } from '../detection/heads';
 import { chainSignal } from '../../workflows/signals';
 import type { Db } from '../db/client';
 import { insertDeposits, type NewDeposit } from '../db/queries/payments';
@@ -16,10 +16,11 @@ import { dueHeight } from '../domain/finality';
 import { logger } from '../observability/logger';
 import { depositsObserved } from '../observability/metrics';
 import { exposePaymentStages } from '../observability/payment-stages';
+import { stageTallies } from '../db/queries/payment-stages';
 import { describeError } from '../observability/redact';
 import { ensureMinimumSchedule } from '../temporal/minimum-schedule';
 import { createWorker } from '../temporal/worker';
-import { startPublisher } from './public-material';
+import { startPublisher } from '../addresses/public-material';
 import type { Services } from './services';
 
 export interface WorkerRuntime {
@@ -110,7 +111,7 @@ export async function startWorkerRuntime(
   opts: { address: string; watch?: boolean; depositPollInterval?: string },
 ): Promise<WorkerRuntime> {
   const { cfg, database } = services;
-  exposePaymentStages(database.db);
+  exposePaymentStages((stages) => stageTallies(database.db, stages));
   // Public material for the API (xpubs, the callback public key, the Solana address pool), kept fresh.
   const publisher = await startPublisher(
     {
@@ -166,7 +167,7 @@ export async function startWorkerRuntime(
     throw e;
   }
 
-  // Hints to the waiting workflows (src/chains/push.ts); one that cannot be delivered (a workflow that
+  // Hints to the waiting workflows (src/detection/push.ts); one that cannot be delivered (a workflow that
   // ended) is dropped: the workflow's own fallback reading covers it.
   const signal: SignalDeposit = async (workflowId, hint) => {
     await client.workflow

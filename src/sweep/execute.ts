@@ -3,10 +3,10 @@
 // stored (the sweeps ledger) before it is broadcast, and a later run re-sends the stored bytes or records
 // their fate: never a second signature while one is open (DESIGN 4).
 import { BroadcastRejectedError, InsufficientAmountError, InvalidRequestError, NodeUnavailableError, type ChainAdapter, type ForwardPlan } from '../chains/adapter';
-import { readCursor } from '../chains/watcher';
+import { readCursor } from '../db/queries/watch';
 import { nonceFloor } from '../db/queries/forwards';
 import { hasLivePayment, noteSweep, openSweep, openSweeps, restoreSweepPlan, settleSweep, storeSweepOnce, type SweepRow } from '../db/queries/sweeps';
-import { planFromJson, planToJson } from '../../activities/forward-support';
+import { planFromJson, planToJson } from '../chains/plan-json';
 import { depositAddresses, tickersOf, type DepositAddress, type SweepDeps, type SweepFilter } from './list';
 
 export interface SweepSelection extends SweepFilter {

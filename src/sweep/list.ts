@@ -1,7 +1,7 @@
 // The dry run of `npm run admin -- sweep`: what sits at deposit addresses of account chains (EVM, Solana) that
 // no live payment accounts for, read from the nodes, with why it is there and totals per asset.
 import { InvalidRequestError, type ChainAdapter } from '../chains/adapter';
-import { readCursor } from '../chains/watcher';
+import { readCursor } from '../db/queries/watch';
 import type { Db } from '../db/client';
 import { LIVE_RESULTS, depositConfigs, paymentTallies, type PaymentTally } from '../db/queries/sweeps';
 import { ASSETS, NETWORKS } from '../domain/assets';

@@ -7,7 +7,7 @@ import * as createStatements from '../../src/db/queries/create-config';
 import { createConfigs, DerivedAddressMissingError, type AddressSource, type CreateOutcome } from '../../src/db/queries/create-config';
 import { openPglite } from '../../src/db/client';
 import { peekNextIndex } from '../../src/db/queries/derivation';
-import { publicMaterialFrom, publishPublicMaterial } from '../../src/runtime/public-material';
+import { publicMaterialFrom, publishPublicMaterial } from '../../src/addresses/public-material';
 import { configTickers, derivedAddresses, paymentConfigs } from '../../src/db/schema';
 import { allChains, merchantAddress, startApi, TEST_MNEMONIC, type TestApi } from './helpers';
 

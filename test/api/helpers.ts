@@ -7,7 +7,7 @@ import type { ChainMode, ChainRuntimeConfig } from '../../src/chains/config';
 import { deriveAddressIn } from '../../src/chains/addresses';
 import { HdSeed } from '../../src/chains/keys';
 import { loadConfig } from '../../src/config';
-import { publicMaterialFrom, publishPublicMaterial } from '../../src/runtime/public-material';
+import { publicMaterialFrom, publishPublicMaterial } from '../../src/addresses/public-material';
 import { NETWORKS } from '../../src/domain/assets';
 import { createTestDatabase } from '../helpers/db';
 

@@ -1,6 +1,6 @@
 import { HdSeed } from '../../src/chains/keys';
 import { poolFree } from '../../src/db/queries/public-material';
-import { startPublisher } from '../../src/runtime/public-material';
+import { startPublisher } from '../../src/addresses/public-material';
 import { allChains, callCreate, merchantAddress, startApi, TEST_MNEMONIC, type TestApi } from './helpers';
 
 /**

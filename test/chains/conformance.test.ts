@@ -112,7 +112,7 @@ describe.each(factories)('%s', (_name, start) => {
     await waitForStatus(chain, plan);
     expect(await chain.balanceOf(addressOut)).toBe(plan.forwarded);
     // The block holding the forward shows what it used up, as it would show a rival's that took its place
-    // (src/chains/push.ts: dropped): the source's nonce on EVM, the deposit output on UTXO chains.
+    // (src/detection/push.ts: dropped): the source's nonce on EVM, the deposit output on UTXO chains.
     const holding = await blockHolding(chain, beforeForward, plan.txidOut);
     if (plan.nonce !== undefined && plan.nonce !== null) expect(holding.nonces).toContainEqual({ source: chain.adapter.deriveAddressIn(index), nonce: BigInt(plan.nonce) });
     if (NETWORKS[chain.adapter.network].family === 'utxo') expect(holding.outpoints).toContainEqual({ txid: deposit.txid, vout: deposit.index });

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import net from 'node:net';
-import * as devserver from '../../src/temporal/devserver';
-import { startAnvil } from '../../src/chains/devnet/anvil';
-import { startLitecoind } from '../../src/chains/devnet/litecoind';
-import { jsonRpc } from '../../src/chains/devnet/process';
+import * as devserver from '../../devnet/devserver';
+import { startAnvil } from '../../devnet/anvil';
+import { startLitecoind } from '../../devnet/litecoind';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { BitcoinRpc } from '../../src/chains/utxo/rpc';
 import { tmpDir } from '../helpers/nodes';
 

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import { CHAIN_RESET_REASON, settleNewLocalChains } from '../../src/chains/devnet/reset';
+import { CHAIN_RESET_REASON, settleNewLocalChains } from '../../devnet/reset';
 import { chainCursors, paymentConfigs, payments } from '../../src/db/schema';
 import { createTestDatabase } from '../helpers/db';
 

@@ -6,11 +6,11 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { jsonRpc } from '../../src/chains/devnet/process';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { chainConfigFromEnv } from '../../src/chains/config';
-import { openHeadFeed } from '../../src/chains/heads';
-import { startDevnets, type Devnets } from '../../src/chains/devnet/index';
-import { litecoindAvailable } from '../../src/chains/devnet/litecoind';
+import { openHeadFeed } from '../../src/detection/heads';
+import { startDevnets, type Devnets } from '../../devnet/index';
+import { litecoindAvailable } from '../../devnet/litecoind';
 import { BitcoinRpc } from '../../src/chains/utxo/rpc';
 import { createAdapter } from '../../src/chains/factory';
 import type { ChainAdapter } from '../../src/chains/adapter';

@@ -1,8 +1,8 @@
 import { JsonRpcProvider, Network, Wallet, parseEther } from 'ethers';
 import type { ChainAdapter, Cursor } from '../../src/chains/adapter';
-import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
-import { startLitecoind, type LitecoindDevnet } from '../../src/chains/devnet/litecoind';
-import { jsonRpc } from '../../src/chains/devnet/process';
+import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
+import { startLitecoind, type LitecoindDevnet } from '../../devnet/litecoind';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { EvmAdapter } from '../../src/chains/evm/adapter';
 import { UtxoAdapter } from '../../src/chains/utxo/adapter';
 import { BitcoinRpc, fromSats } from '../../src/chains/utxo/rpc';

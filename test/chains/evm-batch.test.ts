@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { JsonRpcProvider, Network, Wallet } from 'ethers';
 import { chainConfigFromEnv, DEFAULT_RPC_BATCH } from '../../src/chains/config';
-import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
+import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
 import { EvmAdapter } from '../../src/chains/evm/adapter';
 import { testSeed, tmpDir } from '../helpers/nodes';
 

@@ -1,5 +1,5 @@
 import { JsonRpcProvider, Network } from 'ethers';
-import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
+import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
 import { eip1559Fees, FEE_READING_MS } from '../../src/chains/evm/fees';
 import { tmpDir } from '../helpers/nodes';
 

@@ -9,9 +9,9 @@ import { Wallet, parseEther, type Contract, type JsonRpcProvider } from 'ethers'
 import { depositKey, type ObservedDeposit } from '../../src/chains/adapter';
 import type { EvmAdapter } from '../../src/chains/evm/adapter';
 import { INTERNAL_INDEX_BASE } from '../../src/chains/evm/internal-transfers';
-import { jsonRpc } from '../../src/chains/devnet/process';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { paymentConfigs } from '../../src/db/schema';
-import { scanOnce, type MatchedDeposit } from '../../src/chains/watcher';
+import { scanOnce, type MatchedDeposit } from '../../src/detection/watcher';
 import { anvilWatchBed, type AnvilWatchBed } from '../helpers/anvil-watch';
 import { deployPayer } from '../helpers/payer-contracts';
 

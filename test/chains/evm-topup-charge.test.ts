@@ -10,7 +10,7 @@ import { createDepositActivities } from '../../activities/deposit';
 import { priceOfNativeInAsset } from '../../activities/pricing';
 import type { ObservedDeposit } from '../../src/chains/adapter';
 import { EvmAdapter } from '../../src/chains/evm/adapter';
-import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
+import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
 import { recordDeposit, storeFeePercent } from '../../src/db/queries/payments';
 import { paymentConfigs, payments } from '../../src/db/schema';
 import { ASSETS } from '../../src/domain/assets';

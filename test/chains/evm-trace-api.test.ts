@@ -10,7 +10,7 @@ import { depositKey } from '../../src/chains/adapter';
 import { EvmAdapter } from '../../src/chains/evm/adapter';
 import { INTERNAL_INDEX_BASE } from '../../src/chains/evm/internal-transfers';
 import { paymentConfigs } from '../../src/db/schema';
-import { readCursor, scanOnce } from '../../src/chains/watcher';
+import { readCursor, scanOnce } from '../../src/detection/watcher';
 import { setLogSink } from '../../src/observability/logger';
 import { evmTracing } from '../../src/observability/metrics';
 import { anvilWatchBed, type AnvilWatchBed } from '../helpers/anvil-watch';

@@ -19,8 +19,8 @@ import { paymentConfigs, payments } from '../../src/db/schema';
 import { dueHeight } from '../../src/domain/finality';
 import { STANDARD_TIERS } from '../../src/domain/pricing';
 import { DEVNET_PRICES, FixedPriceSource } from '../../src/prices/source';
-import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
-import { headHub, openHeadFeed, type HeadFeed } from '../../src/chains/heads';
+import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
+import { headHub, openHeadFeed, type HeadFeed } from '../../src/detection/heads';
 import { createTestDatabase } from '../helpers/db';
 import { anvilChain, testSeed, tmpDir, type LiveChain } from '../helpers/nodes';
 

@@ -1,7 +1,7 @@
-import { headHub } from '../../src/chains/heads';
+import { headHub } from '../../src/detection/heads';
 
 /**
- * The worker's head feeds as its activities see them (src/chains/heads.ts): a window only while a feed
+ * The worker's head feeds as its activities see them (src/detection/heads.ts): a window only while a feed
  * is live, and a wait that ends at the next head, at once when one came after the count the caller
  * holds, or at its bound.
  */

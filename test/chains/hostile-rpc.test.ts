@@ -1,10 +1,10 @@
 import bs58 from 'bs58';
 import { JsonRpcProvider, Network, Transaction as EthTransaction, Wallet, parseEther } from 'ethers';
 import { Connection, Keypair, SystemProgram, Transaction } from '@solana/web3.js';
-import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
-import { startLitecoind, type LitecoindDevnet } from '../../src/chains/devnet/litecoind';
-import { jsonRpc } from '../../src/chains/devnet/process';
-import { startSurfnet, waitForSignature, type SurfnetDevnet } from '../../src/chains/devnet/surfnet';
+import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
+import { startLitecoind, type LitecoindDevnet } from '../../devnet/litecoind';
+import { jsonRpc } from '../../src/chains/json-rpc';
+import { startSurfnet, waitForSignature, type SurfnetDevnet } from '../../devnet/surfnet';
 import { BitcoinRpc, RpcError } from '../../src/chains/utxo/rpc';
 import { NodeUnavailableError } from '../../src/chains/adapter';
 import { EvmRpcProvider } from '../../src/chains/evm/provider';

@@ -2,12 +2,12 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { BIP32Factory } from 'bip32';
 import { computeAddress, getAddress, hexlify, keccak256, Transaction, Wallet } from 'ethers';
 import * as tiny from 'tiny-secp256k1';
-import { ethersKeccakInWasm, evmAddressOfPublicKey, PublicChildDeriver } from '../../src/chains/public-child';
+import { ethersKeccakInWasm, evmAddressOfPublicKey, PublicChildDeriver } from '../../src/addresses/public-child';
 import * as secp from '../../src/chains/secp256k1';
 import { pointCompress, publicDerivationEcc } from '../../src/chains/secp256k1';
 
 /**
- * The API's lean public derivation (src/chains/public-child.ts) gives bip32's keys and ethers' addresses on
+ * The API's lean public derivation (src/addresses/public-child.ts) gives bip32's keys and ethers' addresses on
  * random keys made here, at random indexes and at both ends of the range.
  */
 const bip32 = BIP32Factory(tiny);
@@ -53,10 +53,10 @@ describe('evmAddressOfPublicKey', () => {
 
   it('gives ethers\' EIP-55 address of random keys, with ethers\' keccak before the WebAssembly one is ready and with it after', async () => {
     // A fresh copy of the module: its WebAssembly keccak compiles in the background, so the first calls run without it.
-    let fresh!: typeof import('../../src/chains/public-child');
+    let fresh!: typeof import('../../src/addresses/public-child');
     jest.isolateModules(() => {
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- a fresh module instance, which an import cannot give
-      fresh = require('../../src/chains/public-child');
+      fresh = require('../../src/addresses/public-child');
     });
     expect(fresh.keccakInWasm()).toBe(false);
     for (const key of randomKeys(50)) expect(fresh.evmAddressOfPublicKey(pointCompress(key, false))).toBe(ethersAddress(key));

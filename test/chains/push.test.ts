@@ -1,5 +1,5 @@
 /**
- * The watcher's push (src/chains/push.ts) on a live anvil and the real PostgreSQL: a deposit is told once
+ * The watcher's push (src/detection/push.ts) on a live anvil and the real PostgreSQL: a deposit is told once
  * when a block makes it due, a forward once when a block holds it or another transaction took its place,
  * the deposits above a reorganised height are told to look again, and the queries per pass do not grow
  * with the deposits waiting.
@@ -13,10 +13,10 @@ import * as schema from '../../src/db/schema';
 import { forwardTxs, paymentConfigs } from '../../src/db/schema';
 import { recordDeposit, updatePayment } from '../../src/db/queries/payments';
 import { EvmAdapter } from '../../src/chains/evm/adapter';
-import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
-import { jsonRpc } from '../../src/chains/devnet/process';
-import { pushHints, type ChainHint } from '../../src/chains/push';
-import { scanOnce } from '../../src/chains/watcher';
+import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
+import { jsonRpc } from '../../src/chains/json-rpc';
+import { pushHints, type ChainHint } from '../../src/detection/push';
+import { scanOnce } from '../../src/detection/watcher';
 import { dueHeight } from '../../src/domain/finality';
 import { createTestDatabase } from '../helpers/db';
 import { testSeed, tmpDir } from '../helpers/nodes';

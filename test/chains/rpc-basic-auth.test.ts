@@ -1,9 +1,9 @@
 import { JsonRpcProvider, Network, Wallet, parseEther } from 'ethers';
 import { Keypair } from '@solana/web3.js';
 import type { ChainAdapter, Cursor } from '../../src/chains/adapter';
-import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
-import { startLitecoind, type LitecoindDevnet } from '../../src/chains/devnet/litecoind';
-import { startSurfnet, type SurfnetDevnet } from '../../src/chains/devnet/surfnet';
+import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
+import { startLitecoind, type LitecoindDevnet } from '../../devnet/litecoind';
+import { startSurfnet, type SurfnetDevnet } from '../../devnet/surfnet';
 import type { EvmAdapter } from '../../src/chains/evm/adapter';
 import { createAdapter } from '../../src/chains/factory';
 import { solFeePayerSeed, evmGasTankKey } from '../../src/chains/sponsor';

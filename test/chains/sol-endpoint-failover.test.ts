@@ -8,7 +8,7 @@
 import { createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { Keypair, PublicKey, SystemProgram } from '@solana/web3.js';
 import type { Cursor, ObservedDeposit } from '../../src/chains/adapter';
-import { sendAndPoll, startSurfnet, type SurfnetDevnet } from '../../src/chains/devnet/surfnet';
+import { sendAndPoll, startSurfnet, type SurfnetDevnet } from '../../devnet/surfnet';
 import { SolAdapter } from '../../src/chains/sol/adapter';
 import { setLogSink, type LogSink } from '../../src/observability/logger';
 import { registry } from '../../src/observability/metrics';

@@ -14,7 +14,7 @@ import { createDepositActivities } from '../../activities/deposit';
 import { planToJson } from '../../activities/forward-support';
 import { priceOfNativeInAsset } from '../../activities/pricing';
 import { InsufficientAmountError, NodeUnavailableError, type ForwardPlan, type ObservedDeposit } from '../../src/chains/adapter';
-import { sendAndPoll, startSurfnet, type SurfnetDevnet } from '../../src/chains/devnet/surfnet';
+import { sendAndPoll, startSurfnet, type SurfnetDevnet } from '../../devnet/surfnet';
 import { SOL_FORWARD_UNITS } from '../../src/chains/sol/fees';
 import { SolAdapter } from '../../src/chains/sol/adapter';
 import { HttpStatusError, RpcTransportError } from '../../src/chains/sol/rpc';

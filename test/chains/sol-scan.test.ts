@@ -15,13 +15,13 @@ import {
 } from '@solana/spl-token';
 import { Keypair, PublicKey, SystemProgram, SYSVAR_CLOCK_PUBKEY, Transaction, VoteProgram, type TransactionInstruction } from '@solana/web3.js';
 import { NETWORKS } from '../../src/domain/assets';
-import { startSurfnet, sendAndPoll, type SurfnetDevnet } from '../../src/chains/devnet/surfnet';
+import { startSurfnet, sendAndPoll, type SurfnetDevnet } from '../../devnet/surfnet';
 import { SolAdapter } from '../../src/chains/sol/adapter';
 import { SolBlockReader } from '../../src/chains/sol/block-reader';
 import { readParsedBlock } from '../../src/chains/sol/parsed-scan';
 import { scannedBlock, scannedWatchedBlock } from '../../src/chains/sol/scan';
 import { paymentConfigs } from '../../src/db/schema';
-import { readCursor, scanOnce, writeCursor, type MatchedDeposit } from '../../src/chains/watcher';
+import { readCursor, scanOnce, writeCursor, type MatchedDeposit } from '../../src/detection/watcher';
 import { createTestDatabase } from '../helpers/db';
 import { waitFor } from '../helpers/process';
 import { testSeed } from '../helpers/nodes';

@@ -1,8 +1,8 @@
 import { PublicKey } from '@solana/web3.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import * as processes from '../../src/chains/devnet/process';
-import { startSurfnet } from '../../src/chains/devnet/surfnet';
+import * as processes from '../../devnet/process';
+import { startSurfnet } from '../../devnet/surfnet';
 import { tmpDir } from '../helpers/nodes';
 
 /**

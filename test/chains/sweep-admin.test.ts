@@ -11,7 +11,7 @@ import { formatUnits } from '../../src/domain/money';
 import { createSweepActivities } from '../../activities/sweep';
 import { runAdmin } from '../../scripts/admin';
 import { parseSweep } from '../../scripts/sweep-cli';
-import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
+import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
 import { createTestDatabase } from '../helpers/db';
 import { anvilChain, testSeed, tmpDir, type LiveChain } from '../helpers/nodes';
 import { withEnv } from '../helpers/process';

@@ -6,7 +6,7 @@
  * broadcast is sent by the next run with the same bytes, never signed again.
  */
 import { JsonRpcProvider, Network, Transaction, parseEther } from 'ethers';
-import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
+import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
 import { nonceFloor } from '../../src/db/queries/forwards';
 import { loadPayment } from '../../src/db/queries/payments';
 import { storeSweepOnce } from '../../src/db/queries/sweeps';

@@ -4,7 +4,7 @@
  * The dialects themselves run on live nodes in test/chains/conformance.test.ts (Core: litecoind, Knots;
  * btcd: bchd, and btcd when BTCD_PATH names one).
  */
-import { dependsOf } from '../../src/chains/devnet/install/debian-root';
+import { dependsOf } from '../../devnet/install/debian-root';
 import { BTCD_DIALECT, CORE_DIALECT } from '../../src/chains/utxo/dialect';
 
 test.each([

@@ -7,8 +7,8 @@
  */
 import { Transaction } from 'bitcoinjs-lib';
 import { BroadcastRejectedError, type ForwardPlan, type ObservedDeposit } from '../../src/chains/adapter';
-import { bitcoinNode, litecoinNode, type NodeCommand } from '../../src/chains/devnet/binaries';
-import { startCoreNode, type CoreDevnet } from '../../src/chains/devnet/core-node';
+import { bitcoinNode, litecoinNode, type NodeCommand } from '../../devnet/binaries';
+import { startCoreNode, type CoreDevnet } from '../../devnet/core-node';
 import type { HdSeed } from '../../src/chains/keys';
 import { UtxoAdapter } from '../../src/chains/utxo/adapter';
 import { forwardVsize } from '../../src/chains/utxo/forward';

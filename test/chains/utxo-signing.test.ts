@@ -12,7 +12,7 @@ import { InsufficientAmountError, UnsupportedOperationError } from '../../src/ch
 import { parseForward } from '../../src/chains/utxo/forkid';
 import { signUtxoSpend } from '../../src/chains/utxo/forward';
 import { BitcoinRpc, fromSats, toSats } from '../../src/chains/utxo/rpc';
-import { startLitecoind, type LitecoindDevnet } from '../../src/chains/devnet/litecoind';
+import { startLitecoind, type LitecoindDevnet } from '../../devnet/litecoind';
 import { isAlive } from '../helpers/process';
 import { testSeed, tmpDir } from '../helpers/nodes';
 

@@ -1,7 +1,7 @@
 /**
  * scanOnce on every family's live node and the real PostgreSQL: a payment to a configured address_in
  * is matched exactly once, with at most one payment_configs query per block read; with no cursor stored,
- * a payment made before the first pass to an address created before it is read too (src/chains/first-start.ts).
+ * a payment made before the first pass to an address created before it is read too (src/detection/first-start.ts).
  */
 import { randomInt } from 'node:crypto';
 import { eq } from 'drizzle-orm';
@@ -11,7 +11,7 @@ import { NETWORKS } from '../../src/domain/assets';
 import type { Db } from '../../src/db/client';
 import * as schema from '../../src/db/schema';
 import { chainCursors, paymentConfigs } from '../../src/db/schema';
-import { readCursor, scanOnce, type MatchedDeposit } from '../../src/chains/watcher';
+import { readCursor, scanOnce, type MatchedDeposit } from '../../src/detection/watcher';
 import { createTestDatabase } from '../helpers/db';
 import { requiredLitecoinChain, surfnetChain, testSeed, type LiveChain } from '../helpers/nodes';
 

@@ -5,9 +5,9 @@
  */
 import { Wallet, parseEther } from 'ethers';
 import { paymentConfigs } from '../../src/db/schema';
-import { jsonRpc } from '../../src/chains/devnet/process';
-import { startWatchers, type MatchedDeposit } from '../../src/chains/watcher';
-import { openHeadFeed } from '../../src/chains/heads';
+import { jsonRpc } from '../../src/chains/json-rpc';
+import { startWatchers, type MatchedDeposit } from '../../src/detection/watcher';
+import { openHeadFeed } from '../../src/detection/heads';
 import { anvilWatchBed, type AnvilWatchBed } from '../helpers/anvil-watch';
 import { waitFor } from '../helpers/process';
 import { tcpProxy } from '../helpers/tcp-proxy';

@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config';
 import { openPglite, type Database, type Db } from '../../src/db/client';
 import { deliveryAttempts, paymentConfigs, payments } from '../../src/db/schema';
 import { ProxyClosedError, proxiedDatabase, serveQueries } from '../../src/db/thread-proxy';
-import { publicMaterialFrom, publishPublicMaterial } from '../../src/runtime/public-material';
+import { publicMaterialFrom, publishPublicMaterial } from '../../src/addresses/public-material';
 import { TEST_MNEMONIC, allChains, merchantAddress } from '../api/helpers';
 
 /**

@@ -1,7 +1,7 @@
 import { Connection } from '@solana/web3.js';
 import { JsonRpcProvider, Network, Wallet } from 'ethers';
 import { sql } from 'drizzle-orm';
-import { devnetAddress, devnetPay } from '../../src/chains/devnet/drive';
+import { devnetAddress, devnetPay } from '../../devnet/drive';
 import { ASSETS } from '../../src/domain/assets';
 import { formatUnits, parseUnits } from '../../src/domain/money';
 import { waitFor } from '../helpers/process';

@@ -12,12 +12,12 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { JsonRpcProvider, Network, Wallet } from 'ethers';
-import { devnetAddress, devnetMine, devnetPay, devnetUtxo } from '../../src/chains/devnet/drive';
-import { readDevnetState } from '../../src/chains/devnet/index';
+import { devnetAddress, devnetMine, devnetPay, devnetUtxo } from '../../devnet/drive';
+import { readDevnetState } from '../../devnet/index';
 import { verifyCallback, type CallbackRequest } from '../../src/callbacks/verify';
 import { ASSETS } from '../../src/domain/assets';
 import { parseUnits } from '../../src/domain/money';
-import { freePort } from '../../src/temporal/devserver';
+import { freePort } from '../../devnet/devserver';
 import { descendants, isAlive, waitFor } from '../helpers/process';
 
 jest.setTimeout(600_000);

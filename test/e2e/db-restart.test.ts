@@ -1,9 +1,9 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { Wallet } from 'ethers';
-import { devnetPay } from '../../src/chains/devnet/drive';
+import { devnetPay } from '../../devnet/drive';
 import { parseUnits } from '../../src/domain/money';
-import { freePort } from '../../src/temporal/devserver';
+import { freePort } from '../../devnet/devserver';
 import { findPgBin, startPgServer, type PgServer } from '../helpers/pg-server';
 import { waitFor } from '../helpers/process';
 import { balanceOf, startGateway, waitForCallback, type Gateway } from './harness';

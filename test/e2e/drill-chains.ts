@@ -1,9 +1,9 @@
 import { Contract, JsonRpcProvider, Network, Wallet, zeroPadValue } from 'ethers';
 import { createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { Connection, Keypair, PublicKey, SystemProgram, Transaction, type TransactionInstruction } from '@solana/web3.js';
-import type { DevnetState } from '../../src/chains/devnet';
-import { jsonRpc } from '../../src/chains/devnet/process';
-import { waitForSignature } from '../../src/chains/devnet/surfnet';
+import type { DevnetState } from '../../devnet';
+import { jsonRpc } from '../../src/chains/json-rpc';
+import { waitForSignature } from '../../devnet/surfnet';
 import { ERC20, TRANSFER_TOPIC } from '../../src/chains/evm/erc20';
 import { BitcoinRpc, fromSats, toSats } from '../../src/chains/utxo/rpc';
 import { ASSETS } from '../../src/domain/assets';

@@ -1,6 +1,6 @@
-import { jsonRpc } from '../../src/chains/devnet/process';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { BitcoinRpc } from '../../src/chains/utxo/rpc';
-import type { DevnetState } from '../../src/chains/devnet';
+import type { DevnetState } from '../../devnet';
 
 /**
  * Whether each local node itself answers (directly, not through the hostile proxy): a node of the test

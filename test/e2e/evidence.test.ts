@@ -1,5 +1,5 @@
 import { Wallet } from 'ethers';
-import { devnetPay } from '../../src/chains/devnet/drive';
+import { devnetPay } from '../../devnet/drive';
 import { waitFor } from '../helpers/process';
 import { createConfig, logsOf, startGateway, SwitchablePrices, waitForCallback, type Gateway } from './harness';
 

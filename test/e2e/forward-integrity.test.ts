@@ -1,6 +1,6 @@
 import { Contract, JsonRpcProvider, Network, Wallet, parseEther, type TransactionResponse } from 'ethers';
 import { eq } from 'drizzle-orm';
-import { jsonRpc } from '../../src/chains/devnet/process';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { ERC20 } from '../../src/chains/evm/erc20';
 import { payments } from '../../src/db/schema';
 import { parseUnits } from '../../src/domain/money';

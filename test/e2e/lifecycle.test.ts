@@ -1,6 +1,6 @@
 import { Wallet } from 'ethers';
-import { devnetAddress, devnetMine, devnetPay } from '../../src/chains/devnet/drive';
-import { jsonRpc } from '../../src/chains/devnet/process';
+import { devnetAddress, devnetMine, devnetPay } from '../../devnet/drive';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { verifyCallback } from '../../src/callbacks/verify';
 import { ASSETS } from '../../src/domain/assets';
 import { showsFinalityOnly } from '../../src/domain/finality';

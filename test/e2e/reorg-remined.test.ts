@@ -1,6 +1,6 @@
 import { Wallet } from 'ethers';
-import { devnetPay } from '../../src/chains/devnet/drive';
-import { jsonRpc } from '../../src/chains/devnet/process';
+import { devnetPay } from '../../devnet/drive';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { parseUnits } from '../../src/domain/money';
 import { waitFor } from '../helpers/process';
 import { balanceOf, createConfig, logsOf, startGateway, waitForCallback, type Gateway } from './harness';

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { devnetAddress, devnetMine, devnetPay } from '../../src/chains/devnet/drive';
+import { devnetAddress, devnetMine, devnetPay } from '../../devnet/drive';
 import { BitcoinRpc, toSats } from '../../src/chains/utxo/rpc';
 import { ASSETS } from '../../src/domain/assets';
 import { formatUnits, parseUnits, percentOf } from '../../src/domain/money';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { resolveTemporalCli } from '../../src/temporal/binaries';
-import { startDevServer } from '../../src/temporal/devserver';
+import { startDevServer } from '../../devnet/devserver';
 import { descendants, isAlive, waitFor } from '../helpers/process';
 
 /**

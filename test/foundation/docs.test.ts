@@ -87,7 +87,7 @@ describe('links between the docs', () => {
 });
 
 it('every docs/ path named in code, ops files and scripts exists', () => {
-  const named = ['src', 'api', 'activities', 'workflows', 'scripts', 'ops', 'bench'].flatMap((d) => walk(d, (f) => /\.(ts|js|ya?ml|sh)$/.test(f)));
+  const named = ['src', 'api', 'activities', 'workflows', 'devnet', 'scripts', 'ops', 'bench'].flatMap((d) => walk(d, (f) => /\.(ts|js|ya?ml|sh)$/.test(f)));
   const missing: string[] = [];
   for (const file of named) {
     for (const m of read(file).matchAll(/\bdocs\/[\w./-]+\.md\b/g)) if (!fs.existsSync(path.join(root, m[0]))) missing.push(`${file}: ${m[0]}`);
@@ -110,7 +110,7 @@ describe('the configuration reference', () => {
   /** Every variable the code reads: the config schema, direct reads in the code, the per-network families. */
   function readByCode(): Set<string> {
     const out = new Set<string>(CONFIG_VARIABLES);
-    const code = ['src', 'api', 'activities', 'workflows', 'scripts'].flatMap((d) => walk(d, (f) => /\.(ts|js)$/.test(f)));
+    const code = ['src', 'api', 'activities', 'workflows', 'devnet', 'scripts'].flatMap((d) => walk(d, (f) => /\.(ts|js)$/.test(f)));
     for (const file of code) {
       const text = read(file);
       for (const m of text.matchAll(/\benv\??\.([A-Z][A-Z0-9_]*)\b/g)) out.add(m[1]);

@@ -13,7 +13,7 @@ const unit = config.projects.find((p) => p.displayName === 'unit')!.testMatch.ma
 
 const FORBIDDEN = [
   /from 'pg'/, /from 'node:(http|https|net|child_process|dgram)'/, /@temporalio\/(worker|testing|client)/, /helpers\/(db|nodes|temporal|process)'/,
-  /chains\/devnet/, /runtime\//, /from 'ethers'/, /\/(rpc|adapter)'/, /from 'undici'/, /fetch\(/,
+  /(^|\/)devnet\//, /runtime\//, /addresses\/(public-material|derive)/, /from 'ethers'/, /\/(rpc|adapter)'/, /from 'undici'/, /fetch\(/,
 ];
 
 function imports(file: string, seen = new Set<string>()): string[] {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Wallet } from 'ethers';
-import { freePort } from '../../src/temporal/devserver';
+import { freePort } from '../../devnet/devserver';
 import { descendants, isAlive, waitFor } from '../helpers/process';
 
 const root = path.resolve(__dirname, '../..');

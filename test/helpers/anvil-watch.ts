@@ -1,6 +1,6 @@
 import { JsonRpcProvider, Network } from 'ethers';
 import type { Db } from '../../src/db/client';
-import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
+import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
 import { createAdapterRegistry } from '../../src/chains/factory';
 import { createTestDatabase } from './db';
 import { testSeed, tmpDir } from './nodes';

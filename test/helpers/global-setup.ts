@@ -2,7 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../src/temporal/devserver';
+import { freePort } from '../../devnet/devserver';
 import { findPgBin, waitForPg } from './pg-server';
 
 /**

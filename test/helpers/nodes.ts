@@ -12,10 +12,10 @@ import { ERC20 } from '../../src/chains/evm/erc20';
 import { UtxoAdapter } from '../../src/chains/utxo/adapter';
 import { SolAdapter } from '../../src/chains/sol/adapter';
 import { BitcoinRpc, fromSats, toSats } from '../../src/chains/utxo/rpc';
-import { startAnvil, type AnvilDevnet } from '../../src/chains/devnet/anvil';
-import { litecoindAvailable, startLitecoind, type LitecoindDevnet } from '../../src/chains/devnet/litecoind';
-import { sendAndPoll, startSurfnet, type SurfnetDevnet } from '../../src/chains/devnet/surfnet';
-import { jsonRpc } from '../../src/chains/devnet/process';
+import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
+import { litecoindAvailable, startLitecoind, type LitecoindDevnet } from '../../devnet/litecoind';
+import { sendAndPoll, startSurfnet, type SurfnetDevnet } from '../../devnet/surfnet';
+import { jsonRpc } from '../../src/chains/json-rpc';
 import { evmGasTankKey, solFeePayerSeed } from '../../src/chains/sponsor';
 import { waitFor } from './process';
 

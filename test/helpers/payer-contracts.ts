@@ -1,5 +1,5 @@
 import { ContractFactory, type Contract, type Wallet } from 'ethers';
-import { compileSolidity } from '../../src/chains/devnet/erc20';
+import { compileSolidity } from '../../devnet/erc20';
 
 /**
  * Contracts that send ether by internal calls, as exchanges' batch withdrawals, Safe and ERC-4337 wallets

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { freePort } from '../../src/temporal/devserver';
+import { freePort } from '../../devnet/devserver';
 
 /**
  * A throw-away PostgreSQL cluster of its own (initdb + postgres on a free loopback port), so that a test can

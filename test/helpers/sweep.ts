@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { createDepositActivities } from '../../activities/deposit';
 import type { ObservedDeposit } from '../../src/chains/adapter';
-import { writeCursor } from '../../src/chains/watcher';
+import { writeCursor } from '../../src/detection/watcher';
 import type { Database } from '../../src/db/client';
 import { loadPayment, recordDeposit, storeFeePercent } from '../../src/db/queries/payments';
 import { paymentConfigs, sweeps } from '../../src/db/schema';

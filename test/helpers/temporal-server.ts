@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
-import { dieWithParent } from '../../src/chains/devnet/process';
+import { dieWithParent } from '../../devnet/process';
 import { resolveTemporalCli } from '../../src/temporal/binaries';
-import { freePort } from '../../src/temporal/devserver';
+import { freePort } from '../../devnet/devserver';
 import { isAlive } from './process';
 
 /**

@@ -4,7 +4,7 @@ import { temporal } from '@temporalio/proto';
 import type { WorkflowBundle } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTES } from '../../src/domain/search-attributes';
 import { executableOption, resolveTemporalCli, resolveTemporalTestServer } from '../../src/temporal/binaries';
-import { NO_VERSION_CHECK_ARGS } from '../../src/temporal/devserver';
+import { NO_VERSION_CHECK_ARGS } from '../../devnet/devserver';
 import { bundleGatewayWorkflows } from '../../src/temporal/worker';
 
 let bundled: Promise<WorkflowBundle> | undefined;

@@ -2,9 +2,9 @@ import type { ObservedDeposit } from '../../src/chains/adapter';
 import type { HdSeed } from '../../src/chains/keys';
 import { UtxoAdapter } from '../../src/chains/utxo/adapter';
 import { BitcoinRpc, RpcError } from '../../src/chains/utxo/rpc';
-import { bitcoinCashNode, bitcoinNode } from '../../src/chains/devnet/binaries';
-import { startUtxoDevnets } from '../../src/chains/devnet/utxo-devnets';
-import { utxoDriver } from '../../src/chains/devnet/utxo-drive';
+import { bitcoinCashNode, bitcoinNode } from '../../devnet/binaries';
+import { startUtxoDevnets } from '../../devnet/utxo-devnets';
+import { utxoDriver } from '../../devnet/utxo-drive';
 import { tmpDir, type LiveChain } from './nodes';
 
 const TICKER = { bitcoin: 'btc', bitcoincash: 'bch' } as const;

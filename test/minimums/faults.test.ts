@@ -8,7 +8,7 @@ import { allAssetViews } from '../../api/assets';
 import type { ChainAdapter } from '../../src/chains/adapter';
 import type { ChainRuntimeConfig } from '../../src/chains/config';
 import { createAdapter } from '../../src/chains/factory';
-import { litecoindAvailable, startLitecoind, type LitecoindDevnet } from '../../src/chains/devnet/litecoind';
+import { litecoindAvailable, startLitecoind, type LitecoindDevnet } from '../../devnet/litecoind';
 import { DEVNET_PRICES, FixedPriceSource } from '../../src/prices/source';
 import { ensureMinimumSchedule, MINIMUM_SCHEDULE_ID } from '../../src/temporal/minimum-schedule';
 import { workflowsEntry } from '../../src/temporal/worker';

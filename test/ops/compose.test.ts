@@ -198,6 +198,7 @@ describe('Dockerfile', () => {
     expect(text.match(/^FROM /gm)).toHaveLength(2);
     expect(text).toMatch(/scripts\/bundle-workflows\.js/);
     expect(text).toMatch(/npm prune --omit=dev/);
+    expect(text).toMatch(/rm -rf dist\/devnet/);
     expect(text).toMatch(/^USER node$/m);
     expect(text).toMatch(/COPY --from=build \/app\/drizzle \.\/dist\/drizzle/);
   });

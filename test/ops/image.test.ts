@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { resolveTemporalCli } from '../../src/temporal/binaries';
-import { freePort, startDevServer, type DevServer } from '../../src/temporal/devserver';
+import { freePort, startDevServer, type DevServer } from '../../devnet/devserver';
 import { createTestDatabase } from '../helpers/db';
 import { killAndWait, waitFor } from '../helpers/process';
 
@@ -26,6 +26,8 @@ beforeAll(async () => {
   execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--outDir', dist], { cwd: root, stdio: 'pipe' });
   execFileSync(process.execPath, [path.join(dist, 'scripts/bundle-workflows.js'), path.join(dist, 'workflow-bundle.js')], { cwd: root, stdio: 'pipe' });
   fs.cpSync(path.join(root, 'drizzle'), path.join(dist, 'drizzle'), { recursive: true });
+  // The entry points must not need the devnet tooling (npm start's embedded default alone loads it).
+  fs.rmSync(path.join(dist, 'devnet'), { recursive: true });
   [temporal, database] = await Promise.all([
     startDevServer({ cliPath: resolveTemporalCli()!, host: '127.0.0.1', dataDir: path.join(out, 'temporal'), namespace: 'default', port: 0, uiPort: 0 }),
     createTestDatabase(),
@@ -87,9 +89,9 @@ it('the built API and worker entry points serve, run workflows from the prebuilt
 
 it('the built API derives its stock of addresses on the derivation thread (dist/src/entry/derive-thread.js)', () => {
   const script = `
-    const { threadDeriver } = require('./dist/src/runtime/derive-thread');
-    const { xpubDeriver } = require('./dist/src/runtime/derived-addresses');
-    const { exportPublicKeys } = require('./dist/src/chains/watch-only');
+    const { threadDeriver } = require('./dist/src/addresses/derive-thread');
+    const { xpubDeriver } = require('./dist/src/addresses/derived-addresses');
+    const { exportPublicKeys } = require('./dist/src/addresses/watch-only');
     const { HdSeed } = require('./dist/src/chains/keys');
     const keys = exportPublicKeys(HdSeed.fromMnemonic(require('bip39').generateMnemonic(256)));
     const inline = xpubDeriver(keys, 'ethereum', 'mainnet');

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { payments } from '../../src/db/schema';
 import { registry } from '../../src/observability/metrics';
+import { stageTallies } from '../../src/db/queries/payment-stages';
 import { exposePaymentStages } from '../../src/observability/payment-stages';
 import { createTestDatabase } from '../helpers/db';
 import { seedPayment } from '../callbacks/helpers/seed';
@@ -26,7 +27,7 @@ it('tells per open stage how many payments are there and how long the oldest has
   await seed('processing');
   await seed('sent');
   await seed('done');
-  exposePaymentStages(db);
+  exposePaymentStages((stages) => stageTallies(db, stages));
 
   expect(await values('gateway_payments_in_stage')).toEqual({ pending: 0, processing: 2, sent: 1 });
   const oldest = await values('gateway_payment_stage_oldest_seconds');

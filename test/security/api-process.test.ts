@@ -7,8 +7,8 @@ import * as bip39 from 'bip39';
 import { deriveAddressIn } from '../../src/chains/addresses';
 import { HdSeed } from '../../src/chains/keys';
 import { CALLBACK_PUBLIC_KEY, publish } from '../../src/db/queries/public-material';
-import { freePort } from '../../src/temporal/devserver';
-import { publishPublicMaterial } from '../../src/runtime/public-material';
+import { freePort } from '../../devnet/devserver';
+import { publishPublicMaterial } from '../../src/addresses/public-material';
 import { createTestDatabase } from '../helpers/db';
 import { waitFor } from '../helpers/process';
 

@@ -4,15 +4,15 @@ import { deriveAddressIn } from '../../src/chains/addresses';
 import type { ChainMode } from '../../src/chains/config';
 import { HdSeed } from '../../src/chains/keys';
 import { peekNextIndex, storeDerivedRun } from '../../src/db/queries/derivation';
-import { exportPublicKeys, watchOnlyAddressIn } from '../../src/chains/watch-only';
+import { exportPublicKeys, watchOnlyAddressIn } from '../../src/addresses/watch-only';
 import { NETWORKS } from '../../src/domain/assets';
-import { DerivedAddressSupply, derivedSource, xpubDeriver } from '../../src/runtime/derived-addresses';
-import { threadDeriver } from '../../src/runtime/derive-thread';
-import { publicMaterialFrom } from '../../src/runtime/public-material';
+import { DerivedAddressSupply, derivedSource, xpubDeriver } from '../../src/addresses/derived-addresses';
+import { threadDeriver } from '../../src/addresses/derive-thread';
+import { publicMaterialFrom } from '../../src/addresses/public-material';
 import { TEST_MNEMONIC, callCreate, merchantAddress, queryRows, startApi, type TestApi } from '../api/helpers';
 
 /**
- * The API stores addresses derived from the xpubs ahead of its creates (src/runtime/derived-addresses.ts):
+ * The API stores addresses derived from the xpubs ahead of its creates (src/addresses/derived-addresses.ts):
  * each must be the worker's address at its index, a seed or chain mode never reads another's, and a create
  * whose index has no stored address yet stores it and goes on without skipping an index.
  */

@@ -3,7 +3,7 @@ import { inspect } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
 import { sql } from 'drizzle-orm';
-import { devnetAddress, devnetPay } from '../../src/chains/devnet/drive';
+import { devnetAddress, devnetPay } from '../../devnet/drive';
 import { rowsOf } from '../../src/db/prepared';
 import { logger, setLogSink, type LogSink } from '../../src/observability/logger';
 import { registry } from '../../src/observability/metrics';

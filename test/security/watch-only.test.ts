@@ -11,7 +11,7 @@ import * as ecc from 'tiny-secp256k1';
 import { deriveAddressIn } from '../../src/chains/addresses';
 import type { ChainMode } from '../../src/chains/config';
 import { HdSeed } from '../../src/chains/keys';
-import { exportPublicKeys, watchOnlyAddressIn } from '../../src/chains/watch-only';
+import { exportPublicKeys, watchOnlyAddressIn } from '../../src/addresses/watch-only';
 import { NETWORKS } from '../../src/domain/assets';
 import { registry } from '../../src/observability/metrics';
 import { TEST_MNEMONIC, allChains, callCreate, merchantAddress, queryRows, startApi, type TestApi } from '../api/helpers';

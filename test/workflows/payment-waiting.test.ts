@@ -2,7 +2,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { MatchedDeposit, WatchedConfig } from '../../src/chains/watcher';
+import type { MatchedDeposit, WatchedConfig } from '../../src/detection/watcher';
 import { startDepositWorkflows } from '../../src/runtime/worker';
 import { DEPOSIT_REORGANISED } from '../../workflows/payment';
 import { paymentStatusQuery } from '../../workflows/signals';

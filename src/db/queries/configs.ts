@@ -1,9 +1,8 @@
 import { asc, eq, and, sql } from 'drizzle-orm';
 import { callbackWireKey } from '../../callbacks/transport';
 import { callbackHost } from '../../domain/callback-host';
-import type { Db } from '../client';
+import type { Db, Tx } from '../client';
 import { oncePerDb } from '../prepared';
-import type { Tx } from './public-material';
 import { chainCursors, configTickers, deliveryAttempts, paymentConfigs, payments } from '../schema';
 import { takeIndexes } from './derivation';
 

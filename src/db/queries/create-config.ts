@@ -20,7 +20,7 @@ import { AddressPoolEmptyError } from './public-material';
 
 /** Where a new configuration's address_in comes from. */
 export type AddressSource =
-  /** derived_addresses rows of an xpub (src/runtime/derived-addresses.ts), at the counter's index. */
+  /** derived_addresses rows of an xpub (src/addresses/derived-addresses.ts), at the counter's index. */
   | { kind: 'derived'; source: string }
   /** The pre-derived pool of a network without public derivation (Solana), the lowest free address. */
   | { kind: 'pool'; network: string };

@@ -1,7 +1,6 @@
 import { sql, type Placeholder, type SQL } from 'drizzle-orm';
-import type { Db } from '../client';
+import type { Db, Tx } from '../client';
 import { $, preparedStatement, rowsOf } from '../prepared';
-import type { Tx } from './public-material';
 
 /**
  * Each address family's HD derivation indexes come from a PostgreSQL sequence of its own
@@ -48,4 +47,10 @@ export async function storeDerivedRun(db: Db, source: string, start: bigint, add
   if (addresses.length === 0) return;
   if (addresses.some((a) => a.length === 0 || a.includes(','))) throw new Error('a derived address is empty or holds a comma');
   await storeRun(db, { source, start: start.toString(), addresses: addresses.join(',') });
+}
+
+/** The highest index of `source` already stored in derived_addresses, or -1n when none is. */
+export async function lastStoredIndex(db: Db, source: string): Promise<bigint> {
+  const [row] = rowsOf<{ stored: unknown }>(await db.execute(sql`SELECT max(derivation_index) AS stored FROM derived_addresses WHERE source = ${source}`));
+  return row.stored === null ? -1n : BigInt(String(row.stored));
 }

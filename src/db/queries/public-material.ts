@@ -4,9 +4,6 @@ import type { Db } from '../client';
 import { addressPool, publicMaterial } from '../schema';
 import { takeIndexes } from './derivation';
 
-/** A transaction handle, as drizzle passes it to db.transaction's callback. */
-export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
-
 export const XPUBS_KEY = 'xpubs';
 export const CALLBACK_PUBLIC_KEY = 'callback-public-key';
 

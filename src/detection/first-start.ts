@@ -1,9 +1,8 @@
-import { sql } from 'drizzle-orm';
 import { NETWORKS } from '../domain/assets';
 import type { Db } from '../db/client';
-import { rowsOf } from '../db/prepared';
+import { firstConfigAt } from '../db/queries/watch';
 import { logger } from '../observability/logger';
-import type { ChainAdapter, Cursor } from './adapter';
+import type { ChainAdapter, Cursor } from '../chains/adapter';
 
 /**
  * Where a network's watcher starts when it has no cursor stored yet. At the head, unless the API has
@@ -27,21 +26,13 @@ const MARGIN_S: Record<string, number> = { evm: 120, sol: 120, utxo: 2 * 3600 };
 const MAX_LOOKBACK_S = 7 * 24 * 3600;
 const MAX_LOOKBACK_BLOCKS = 100_000n;
 
-/** When the first configuration of the network's address family was made; undefined when none was. */
-async function firstConfigAt(db: Db, network: string): Promise<Date | undefined> {
-  const [row] = rowsOf<{ at: Date | string | null }>(
-    await db.execute(sql`SELECT min(created_at) AS at FROM payment_configs WHERE family = ${NETWORKS[network].addressFamily}`),
-  );
-  return row?.at === null || row?.at === undefined ? undefined : new Date(row.at);
-}
-
 /**
  * The cursor a network without one starts after: `head` (the head the watcher saw first), or an older
  * block when configurations of the network were made before that head's block (see above).
  */
 export async function firstStart(adapter: ChainAdapter, db: Db, network: string, head: Cursor): Promise<Cursor> {
   if (!adapter.blockTime) return head;
-  const since = await firstConfigAt(db, network);
+  const since = await firstConfigAt(db, NETWORKS[network].addressFamily);
   if (!since) return head;
   const target = Math.max(Math.floor(since.getTime() / 1000) - MARGIN_S[NETWORKS[network].family], Math.floor(Date.now() / 1000) - MAX_LOOKBACK_S);
   const timeOf = async (h: bigint) => (await adapter.blockTime!(h)) ?? Infinity;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { HdSeed } from '../keys';
-import { sponsorAddresses } from '../sponsor';
+import type { HdSeed } from '../src/chains/keys';
+import { sponsorAddresses } from '../src/chains/sponsor';
 import { startAnvil } from './anvil';
 import { startSurfnet } from './surfnet';
 import { startUtxoDevnets, type UtxoNetworkId } from './utxo-devnets';
@@ -38,7 +38,7 @@ export interface DevnetOptions {
   seed?: HdSeed;
   /** Start litecoind (default: when /usr/bin/litecoind exists). */
   litecoin?: boolean;
-  /** Start the local Bitcoin node, Knots or btcd (default: when installed, src/chains/devnet/binaries.ts). */
+  /** Start the local Bitcoin node, Knots or btcd (default: when installed, devnet/binaries.ts). */
   bitcoin?: boolean;
   /** Start bchd (default: when installed). */
   bitcoincash?: boolean;

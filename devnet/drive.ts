@@ -1,11 +1,11 @@
 import { Contract, JsonRpcProvider, Network, Wallet } from 'ethers';
 import { createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { Connection, Keypair, PublicKey, SystemProgram } from '@solana/web3.js';
-import { ASSETS } from '../../domain/assets';
-import { parseUnits } from '../../domain/money';
-import { ERC20 } from '../evm/erc20';
+import { ASSETS } from '../src/domain/assets';
+import { parseUnits } from '../src/domain/money';
+import { ERC20 } from '../src/chains/evm/erc20';
 import type { DevnetState } from './index';
-import { jsonRpc } from './process';
+import { jsonRpc } from '../src/chains/json-rpc';
 import { sendAndPoll } from './surfnet';
 import { utxoDriver, type UtxoDriver } from './utxo-drive';
 

@@ -1,6 +1,5 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client';
-import { chainCursors, payments } from '../../db/schema';
+import type { Db } from '../src/db/client';
+import { settleReplacedChain } from '../src/db/queries/chain-reset';
 
 export const CHAIN_RESET_REASON = 'local chain reset: the devnet restarted without this chain\'s state, so the deposit no longer exists';
 
@@ -14,15 +13,10 @@ export const CHAIN_RESET_REASON = 'local chain reset: the devnet restarted witho
 export async function settleNewLocalChains(db: Db, networks: string[]): Promise<string[]> {
   const lines: string[] = [];
   for (const network of networks) {
-    const failed = await db
-      .update(payments)
-      .set({ result: 'failed', reason: CHAIN_RESET_REASON, lastUpdate: sql`now()` })
-      .where(and(eq(payments.network, network), inArray(payments.result, ['pending', 'processing'])))
-      .returning({ uuid: payments.uuid });
-    await db.delete(chainCursors).where(eq(chainCursors.network, network));
+    const failed = await settleReplacedChain(db, network, CHAIN_RESET_REASON);
     lines.push(
       `local ${network} chain is new (the devnet kept no state of it across the restart)` +
-        (failed.length ? `: ${failed.length} payment(s) waiting on the old chain marked failed ("local chain reset")` : ''),
+        (failed ? `: ${failed} payment(s) waiting on the old chain marked failed ("local chain reset")` : ''),
     );
   }
   return lines;

@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ContractFactory, JsonRpcProvider, Network, Wallet, parseEther, parseUnits } from 'ethers';
-import { freePort } from '../../temporal/devserver';
+import { freePort } from './devserver';
 import { compileTestToken } from './erc20';
-import { jsonRpc, spawnNode, startOnFreshPorts, waitUntilReady, type NodeProcess } from './process';
+import { jsonRpc } from '../src/chains/json-rpc';
+import { spawnNode, startOnFreshPorts, waitUntilReady, type NodeProcess } from './process';
 
 export const ANVIL_CHAIN_ID = 31337n;
 

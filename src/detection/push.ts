@@ -1,10 +1,8 @@
-import { and, eq, gt, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
 import pLimit from 'p-limit';
 import type { Db } from '../db/client';
-import { forwardTxs, payments } from '../db/schema';
-import { depositKey, type ScanBatch } from './adapter';
-
-import type { ChainHint } from '../../workflows/signals';
+import { forwardsAmong, liveForwardsFrom, pendingDueAbove, pendingDueBetween, processingByDepositKey } from '../db/queries/hints';
+import { depositKey, type ScanBatch } from '../chains/adapter';
+import type { ChainHint } from '../domain/hints';
 
 export type { ChainHint };
 
@@ -15,9 +13,6 @@ export type SignalDeposit = (workflowId: string, hint: ChainHint) => Promise<voi
  * and a block's hints go out in one wave rather than several (docs/decisions/0001-pushed-hints.md).
  */
 export const TEMPORAL_CALLS_AT_ONCE = 64;
-
-/** Bind-parameter headroom for the forward lookup (a block of a busy chain lists thousands of txids). */
-const MAX_TXIDS = 10_000;
 
 /**
  * After the watcher read a batch of blocks on top of `before` (the cursor it started from): signals the
@@ -39,32 +34,17 @@ export async function pushHints(db: Db, network: string, before: bigint | null, 
   const rewindTo = batch.rewound ? (first !== undefined ? first - 1n : batch.cursor.height) : null;
   const floor = rewindTo ?? before;
   if (floor !== null && tip > floor) {
-    const due = await db
-      .select({ key: payments.depositKey })
-      .from(payments)
-      .where(and(eq(payments.network, network), eq(payments.result, 'pending'), gt(payments.dueHeight, floor), lte(payments.dueHeight, tip)));
-    for (const r of due) hints.set(r.key, { kind: 'due', height });
+    for (const r of await pendingDueBetween(db, network, floor, tip)) hints.set(r.key, { kind: 'due', height });
   }
   if (rewindTo !== null) {
     // Deposits in the blocks read again: their block may be gone. due_height ≥ block height, so the
     // partial index on (network, due_height) serves this too.
-    const moved = await db
-      .select({ key: payments.depositKey, block: payments.blockNumber })
-      .from(payments)
-      .where(and(eq(payments.network, network), eq(payments.result, 'pending'), gt(payments.dueHeight, rewindTo)));
-    for (const r of moved) if (r.block !== null && r.block > rewindTo) hints.set(r.key, { kind: 'recheck', height });
+    for (const r of await pendingDueAbove(db, network, rewindTo)) if (r.block !== null && r.block > rewindTo) hints.set(r.key, { kind: 'recheck', height });
   }
   const txids = batch.blocks.flatMap((b) => b.txids ?? []);
   // Not while the activity that broadcast the forward watches for it itself: it reads this block too (its
   // last reading comes after the window), and a hint that came meanwhile would cost the workflow a task.
-  const unwatched = or(isNull(payments.forwardWatchUntil), lte(payments.forwardWatchUntil, sql`now()`));
-  for (let i = 0; i < txids.length; i += MAX_TXIDS) {
-    const included = await db
-      .select({ key: payments.depositKey })
-      .from(payments)
-      .where(and(inArray(payments.txidOut, txids.slice(i, i + MAX_TXIDS)), eq(payments.result, 'processing'), unwatched));
-    for (const r of included) hints.set(r.key, { kind: 'forward', height });
-  }
+  for (const r of await forwardsAmong(db, txids)) hints.set(r.key, { kind: 'forward', height });
   const inBlocks = new Set(txids);
   const dropped = (key: string, txid: string | null) => {
     if (txid !== null && !inBlocks.has(txid) && !hints.has(key)) hints.set(key, { kind: 'dropped', height });
@@ -74,28 +54,10 @@ export async function pushHints(db: Db, network: string, before: bigint | null, 
   const nonces = batch.blocks.flatMap((b) => b.nonces ?? []);
   const taken = new Set(nonces.map((n) => `${n.source}:${n.nonce}`));
   const sources = [...new Set(nonces.map((n) => n.source))];
-  for (let i = 0; i < sources.length; i += MAX_TXIDS) {
-    const live = await db
-      .select({ key: payments.depositKey, txid: forwardTxs.txid, source: forwardTxs.source, nonce: forwardTxs.nonce })
-      .from(forwardTxs)
-      .innerJoin(payments, and(eq(payments.uuid, forwardTxs.paymentUuid), eq(payments.txidOut, forwardTxs.txid)))
-      .where(
-        and(
-          eq(forwardTxs.network, network), inArray(forwardTxs.source, sources.slice(i, i + MAX_TXIDS)), isNull(forwardTxs.discardedAt),
-          isNotNull(forwardTxs.nonce), eq(payments.result, 'processing'), unwatched,
-        ),
-      );
-    for (const r of live) if (taken.has(`${r.source}:${r.nonce}`)) dropped(r.key, r.txid);
-  }
+  for (const r of await liveForwardsFrom(db, network, sources)) if (taken.has(`${r.source}:${r.nonce}`)) dropped(r.key, r.txid);
   // UTXO: the payments whose deposit output a transaction of the blocks spent (the unique deposit key).
   const spent = batch.blocks.flatMap((b) => b.outpoints ?? []).map((o) => depositKey({ network, txid: o.txid, index: o.vout }));
-  for (let i = 0; i < spent.length; i += MAX_TXIDS) {
-    const rows = await db
-      .select({ key: payments.depositKey, txid: payments.txidOut })
-      .from(payments)
-      .where(and(inArray(payments.depositKey, spent.slice(i, i + MAX_TXIDS)), eq(payments.result, 'processing'), unwatched));
-    for (const r of rows) dropped(r.key, r.txid);
-  }
+  for (const r of await processingByDepositKey(db, spent)) dropped(r.key, r.txid);
   const limit = pLimit(TEMPORAL_CALLS_AT_ONCE);
   await Promise.all([...hints].map(([key, hint]) => limit(() => signal(key, hint))));
   return hints.size;

@@ -2,7 +2,7 @@
  * Driving a local UTXO chain the way a customer and a miner would, whichever node runs it: a Core-family
  * node through its wallet (litecoind, Bitcoin Knots), a wallet-less btcd/bchd through the customer key.
  */
-import { BitcoinRpc, fromSats, toSats } from '../utxo/rpc';
+import { BitcoinRpc, fromSats, toSats } from '../src/chains/utxo/rpc';
 import { mineDurably } from './core-node';
 import { customerPay, randomAddress, receivedBy, type CustomerKey } from './utxo-customer';
 

@@ -11,10 +11,10 @@ import { Psbt } from 'bitcoinjs-lib';
 import { ECPairFactory, type ECPairInterface } from 'ecpair';
 import { script as bitgoScript } from '@bitgo/utxo-lib';
 import * as ecc from 'tiny-secp256k1';
-import { canonicalUtxoAddress, utxoAddressOfPubkey, utxoOutputScript } from '../utxo/address';
-import { BCH_SIGHASH_ALL, emptyForwardTx, forwardDigest } from '../utxo/forkid';
-import { utxoNetwork, type UtxoNetwork } from '../utxo/networks';
-import { BitcoinRpc, RpcError, toSats } from '../utxo/rpc';
+import { canonicalUtxoAddress, utxoAddressOfPubkey, utxoOutputScript } from '../src/chains/utxo/address';
+import { BCH_SIGHASH_ALL, emptyForwardTx, forwardDigest } from '../src/chains/utxo/forkid';
+import { utxoNetwork, type UtxoNetwork } from '../src/chains/utxo/networks';
+import { BitcoinRpc, RpcError, toSats } from '../src/chains/utxo/rpc';
 
 const ECPair = ECPairFactory(ecc);
 const COINBASE_MATURITY = 100;

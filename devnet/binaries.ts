@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../project-root';
+import { PROJECT_ROOT } from '../src/project-root';
 import { loaderCommand } from './install/debian-root';
 
 export type NodeFamily = 'core' | 'btcd';
@@ -18,7 +18,7 @@ export interface NodeCommand {
   /** What runs: the binary itself, or the loader of an unpacked Debian root with the binary as argument. */
   file: string;
   args: string[];
-  /** Options every start of this node takes, after the caller's (src/chains/devnet/core-node.ts). */
+  /** Options every start of this node takes, after the caller's (devnet/core-node.ts). */
   nodeArgs?: string[];
 }
 

@@ -1,6 +1,6 @@
 /**
  * The local UTXO nodes of the embedded default, started side by side: litecoind, the Bitcoin node (Bitcoin
- * Knots, or btcd) and bchd, each when installed (src/chains/devnet/binaries.ts) unless asked for explicitly.
+ * Knots, or btcd) and bchd, each when installed (devnet/binaries.ts) unless asked for explicitly.
  * Each mines a block every `blockIntervalMs` so that confirmations rise by themselves.
  */
 import { bitcoinCashNode, bitcoinNode, litecoinNode, type NodeCommand } from './binaries';

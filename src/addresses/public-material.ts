@@ -1,7 +1,7 @@
 import { deriveAddressIn } from '../chains/addresses';
 import type { ChainRuntimeConfig, ChainMode } from '../chains/config';
 import type { HdSeed } from '../chains/keys';
-import { exportPublicKeys, hasPublicDerivation, type PublicKeys } from '../chains/watch-only';
+import { exportPublicKeys, hasPublicDerivation, type PublicKeys } from './watch-only';
 import type { Db } from '../db/client';
 import type { AddressSource } from '../db/queries/create-config';
 import { CALLBACK_PUBLIC_KEY, XPUBS_KEY, addToPool, poolFree, publish, readPublished } from '../db/queries/public-material';

@@ -2,10 +2,10 @@ import { BIP32Factory } from 'bip32';
 import { computeAddress } from 'ethers';
 import * as ecc from 'tiny-secp256k1';
 import { NETWORKS } from '../domain/assets';
-import type { ChainMode } from './config';
-import { accountPath, type HdSeed } from './keys';
-import { utxoAddressOfPubkey } from './utxo/address';
-import { utxoNetwork } from './utxo/networks';
+import type { ChainMode } from '../chains/config';
+import { accountPath, type HdSeed } from '../chains/keys';
+import { utxoAddressOfPubkey } from '../chains/utxo/address';
+import { utxoNetwork } from '../chains/utxo/networks';
 
 const bip32 = BIP32Factory(ecc);
 

@@ -2,9 +2,9 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import type { Config } from '../config';
+import type { Config } from '../src/config';
 import { Connection } from '@temporalio/client';
-import { spawnNode } from '../chains/devnet/process';
+import { spawnNode } from './process';
 
 /**
  * The Temporal server asks updates.temporal.io for a newer version when its frontend starts (a DNS

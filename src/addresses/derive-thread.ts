@@ -2,7 +2,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ChainMode } from '../chains/config';
 import { logger } from '../observability/logger';
-import { deriveRun } from './derived-addresses';
+import { deriveRun, type RangeDeriver } from './derived-addresses';
 
 export interface DeriveRequest {
   id: number;
@@ -14,9 +14,6 @@ export interface DeriveRequest {
   count: number;
 }
 export type DeriveReply = { id: number; addresses: string[] } | { id: number; error: string };
-
-/** addresses of indexes start, start+1, … start+count-1. */
-export type RangeDeriver = (start: bigint, count: number) => Promise<string[]>;
 
 /** A thread left without work this long ends (a process that creates nothing holds no idle thread). */
 const IDLE_MS = 30_000;

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { BIP32Factory } from 'bip32';
 import { getBytes, keccak256 } from 'ethers';
 import { createKeccak, type IHasher } from 'hash-wasm';
-import { addTweakTimesG, pointCompress, publicDerivationEcc } from './secp256k1';
+import { addTweakTimesG, pointCompress, publicDerivationEcc } from '../chains/secp256k1';
 
 const bip32 = BIP32Factory(publicDerivationEcc);
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort } from '../../temporal/devserver';
-import { BitcoinRpc } from '../utxo/rpc';
+import { freePort } from './devserver';
+import { BitcoinRpc } from '../src/chains/utxo/rpc';
 import type { NodeCommand } from './binaries';
 import { spawnNode, startOnFreshPorts, waitUntilReady } from './process';
 

@@ -1,13 +1,13 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
 import { NETWORKS } from '../domain/assets';
 import { confirmationsAtDetection } from '../domain/finality';
 import type { Db } from '../db/client';
-import { chainCursors, configTickers, paymentConfigs } from '../db/schema';
-import type { ChainAdapter, Cursor, ObservedDeposit, ScanBatch, ScannedBlock } from './adapter';
+import { addressesWatched, anyConfigOf, configsPaid, readCursor, writeCursor, type WatchedConfig } from '../db/queries/watch';
+import type { ChainAdapter, Cursor, ObservedDeposit, ScanBatch, ScannedBlock } from '../chains/adapter';
 import { firstStart } from './first-start';
 import { observeWatcher } from '../observability/chain-metrics';
 
-export type WatchedConfig = typeof paymentConfigs.$inferSelect;
+export type { WatchedConfig };
+export { readCursor, writeCursor };
 
 export interface MatchedDeposit {
   deposit: ObservedDeposit;
@@ -30,30 +30,15 @@ export interface ScanOptions {
   onMatch?: (matches: MatchedDeposit[], block: ScannedBlock) => Promise<void>;
   /**
    * Called once the batch is read and the cursor moved, with the height the pass started from: the
-   * worker pushes its hints to the deposit workflows here (src/chains/push.ts). A failure is the
+   * worker pushes its hints to the deposit workflows here (src/detection/push.ts). A failure is the
    * caller's to log; the cursor stays moved (a lost hint only delays a workflow to its fallback timer).
    */
   onBatch?: (before: bigint | null, batch: ScanBatch) => Promise<void>;
   /**
    * The head a network without a cursor starts after (default: the current head), unless configurations
-   * of the network were made before its block: then before the first of them (src/chains/first-start.ts).
+   * of the network were made before its block: then before the first of them (src/detection/first-start.ts).
    */
   startAfter?: Cursor;
-}
-
-/** Postgres bind-parameter limit headroom; one block's recipients almost always fit one query. */
-const MAX_PARAMS = 30_000;
-
-export async function readCursor(db: Db, network: string): Promise<Cursor | null> {
-  const rows = await db.select().from(chainCursors).where(eq(chainCursors.network, network));
-  return rows.length ? { height: rows[0].height, hash: rows[0].blockHash } : null;
-}
-
-export async function writeCursor(db: Db, network: string, cursor: Cursor): Promise<void> {
-  await db
-    .insert(chainCursors)
-    .values({ network, height: cursor.height, blockHash: cursor.hash })
-    .onConflictDoUpdate({ target: chainCursors.network, set: { height: cursor.height, blockHash: cursor.hash, updatedAt: new Date() } });
 }
 
 /**
@@ -66,17 +51,7 @@ export async function matchBlock(db: Db, network: string, block: ScannedBlock, t
   const recipients = [...new Set(block.deposits.map((d) => d.recipient))];
   if (recipients.length === 0) return [];
   const family = NETWORKS[network].addressFamily;
-  const rows: Array<{ config: WatchedConfig; accepted: string | null }> = [];
-  for (let i = 0; i < recipients.length; i += MAX_PARAMS) {
-    const chunk = recipients.slice(i, i + MAX_PARAMS);
-    rows.push(
-      ...(await db
-        .select({ config: paymentConfigs, accepted: configTickers.ticker })
-        .from(paymentConfigs)
-        .leftJoin(configTickers, eq(configTickers.configId, paymentConfigs.id))
-        .where(and(eq(paymentConfigs.family, family), inArray(paymentConfigs.addressIn, chunk)))),
-    );
-  }
+  const rows = await configsPaid(db, family, recipients);
   const byAddress = new Map<string, { config: WatchedConfig; tickers: Set<string> }>();
   for (const { config, accepted } of rows) {
     const entry = byAddress.get(config.addressIn) ?? { config, tickers: new Set([config.ticker]) };
@@ -98,12 +73,7 @@ export async function matchBlock(db: Db, network: string, block: ScannedBlock, t
  * block was read, so a configuration made before a payment to it was sent is always seen.
  */
 export async function watchedAmong(db: Db, network: string, addresses: string[]): Promise<Set<string>> {
-  if (addresses.length === 0) return new Set();
-  const rows = await db
-    .selectDistinct({ address: paymentConfigs.addressIn })
-    .from(paymentConfigs)
-    .where(and(eq(paymentConfigs.family, NETWORKS[network].addressFamily), sql`${paymentConfigs.addressIn} = ANY(string_to_array(${addresses.join(',')}, ','))`));
-  return new Set(rows.map((r) => r.address));
+  return addressesWatched(db, NETWORKS[network].addressFamily, addresses);
 }
 
 /** Networks with a watched address, per database: a configuration is never deleted, so once known is enough. */
@@ -113,8 +83,7 @@ const watchedNetworks = new WeakMap<Db, Set<string>>();
 async function anyWatched(db: Db, network: string): Promise<boolean> {
   let known = watchedNetworks.get(db);
   if (known?.has(network)) return true;
-  const rows = await db.select({ id: paymentConfigs.id }).from(paymentConfigs).where(eq(paymentConfigs.family, NETWORKS[network].addressFamily)).limit(1);
-  if (rows.length === 0) return false;
+  if (!(await anyConfigOf(db, NETWORKS[network].addressFamily))) return false;
   if (!known) watchedNetworks.set(db, (known = new Set()));
   known.add(network);
   return true;
@@ -191,7 +160,7 @@ export interface WatchersOptions {
   /**
    * Wakes a network's loop between its polls: called once per network with the loop's wake function and
    * a function to tell whether the feed is live (subscribed) now; returns the feed to close at stop
-   * (src/chains/heads.ts: the node's new-head notifications), or undefined for a network that is polled
+   * (src/detection/heads.ts: the node's new-head notifications), or undefined for a network that is polled
    * only. A wake during a pass runs one more pass at once.
    */
   heads?(network: string, wake: () => void, live: (on: boolean) => void): { close(): void } | undefined;

@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
-import { sql } from 'drizzle-orm';
 import type { ChainMode } from '../chains/config';
-import { evmAddressOfPublicKey, PublicChildDeriver } from '../chains/public-child';
+import { evmAddressOfPublicKey, PublicChildDeriver } from './public-child';
 import { utxoAddressOfPubkey } from '../chains/utxo/address';
 import { utxoNetwork } from '../chains/utxo/networks';
-import type { PublicKeys } from '../chains/watch-only';
+import type { PublicKeys } from './watch-only';
 import type { Db } from '../db/client';
-import type { RangeDeriver } from './derive-thread';
-import { rowsOf } from '../db/prepared';
-import { peekNextIndex, storeDerivedRun } from '../db/queries/derivation';
+import { lastStoredIndex, peekNextIndex, storeDerivedRun } from '../db/queries/derivation';
 import { NETWORKS } from '../domain/assets';
+
+/** addresses of indexes start, start+1, … start+count-1. */
+export type RangeDeriver = (start: bigint, count: number) => Promise<string[]>;
 
 /**
  * address_in of index i from the account xpub, the same as watchOnlyAddressIn (test/security checks every
@@ -80,7 +80,7 @@ export class DerivedAddressSupply {
     private readonly family: string,
     /** The derivation on the caller's thread: what a create waiting for its address uses. */
     private readonly derive: (index: bigint) => string,
-    /** Where the stock kept ahead is derived (src/runtime/derive-thread.ts); unset: `derive`. */
+    /** Where the stock kept ahead is derived (src/addresses/derive-thread.ts); unset: `derive`. */
     private readonly ahead?: RangeDeriver,
   ) {}
 
@@ -114,8 +114,7 @@ export class DerivedAddressSupply {
   private async refillNow(): Promise<void> {
     await this.filling;
     const counter = await peekNextIndex(this.db, this.family);
-    const [row] = rowsOf<{ stored: unknown }>(await this.db.execute(sql`SELECT max(derivation_index) AS stored FROM derived_addresses WHERE source = ${this.source}`));
-    const stored = row.stored === null ? -1n : BigInt(String(row.stored));
+    const stored = await lastStoredIndex(this.db, this.source);
     const from = stored + 1n > counter ? stored + 1n : counter;
     this.ready = from;
     await this.fill(from, counter + BigInt(NOW));

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort } from '../../temporal/devserver';
-import { NodeUnavailableError } from '../adapter';
-import { BitcoinRpc } from '../utxo/rpc';
+import { freePort } from './devserver';
+import { NodeUnavailableError } from '../src/chains/adapter';
+import { BitcoinRpc } from '../src/chains/utxo/rpc';
 import type { NodeCommand } from './binaries';
 import { spawnNode, waitUntilReady } from './process';
 import { loadOrCreateCustomer, type CustomerKey } from './utxo-customer';
@@ -11,7 +11,7 @@ import { loadOrCreateCustomer, type CustomerKey } from './utxo-customer';
 /**
  * btcd or bchd in regtest. These nodes have no wallet: the customer is a key generated here at the first
  * start and kept with the chain it owns (`<datadir>/customer.key`, 0600); every block is mined to it, so its
- * coinbases fund the payments (src/chains/devnet/utxo-customer.ts). -txindex and -addrindex let it find them.
+ * coinbases fund the payments (devnet/utxo-customer.ts). -txindex and -addrindex let it find them.
  */
 export interface BtcdDevnet {
   rpcUrl: string;

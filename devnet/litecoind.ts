@@ -11,7 +11,7 @@ export function litecoindAvailable(): boolean {
   return litecoinNode() !== undefined;
 }
 
-/** Debian's litecoind in regtest (src/chains/devnet/core-node.ts), its datadir `dir/litecoind`. */
+/** Debian's litecoind in regtest (devnet/core-node.ts), its datadir `dir/litecoind`. */
 export async function startLitecoind(opts: { dir: string; binary?: string }): Promise<LitecoindDevnet> {
   const cmd = opts.binary ? { name: 'litecoind', family: 'core' as const, file: opts.binary, args: [] } : litecoinNode();
   if (!cmd) throw new Error(`litecoind is not installed (${litecoindBinary()}): apt-get install -y litecoind, or npm run devnet -- install`);
