@@ -1,34 +1,17 @@
-import type { ChainAdapter } from '../src/chains/adapter';
 import type { HeadWatch } from '../src/detection/heads';
 import type { CallbackSnapshot } from '../src/callbacks/types';
-import type { Db } from '../src/db/client';
 import { loadPayment, moveResult, storeConfirmations, storeSnapshotOnce, type ConfigRow, type PaymentRow } from '../src/db/queries/payments';
 import { callbackConfirmations, shownConfirmations } from '../src/domain/finality';
-import type { FeePolicy } from '../src/domain/fees';
 import { formatUnits } from '../src/domain/money';
 import { logger } from '../src/observability/logger';
 import { describeError } from '../src/observability/redact';
-import type { PriceSource } from '../src/prices/source';
-import type { ConfirmationsReading, DepositInput, Evaluation, ForwardSent, PaymentInfo } from './deposit-types';
+import type { ConfirmationsReading, DepositDeps, DepositInput, Evaluation, ForwardFate, ForwardSent, PaymentInfo } from './deposit-types';
 import { baseSnapshot, paymentInfo as info } from './deposit-views';
-import { createForwardActivities, type ForwardFate } from './forward';
+import { createForwardActivities } from './forward';
 import { asset, planFromJson, toDeposit, withHeartbeat } from './forward-support';
 import { judgeObserved, recordObserved } from './observed';
-export type { ForwardFate } from './forward';
-export type { ConfirmationsReading, DepositInput, Evaluation, ForwardSent, PaymentInfo } from './deposit-types';
+export type { ConfirmationsReading, DepositDeps, DepositInput, Evaluation, ForwardFate, ForwardSent, PaymentInfo } from './deposit-types';
 
-export interface DepositDeps {
-  db: Db;
-  /** Cross-process lock by name (Database.withLock). */
-  withLock<T>(name: string, fn: () => Promise<T>): Promise<T>;
-  adapter(network: string): Promise<ChainAdapter>;
-  prices: PriceSource;
-  feePolicy: FeePolicy;
-  /** Where a UTXO forward sends the commission (the operator's own address on that network). */
-  treasuryAddress(network: string): string | undefined;
-  /** The worker's head feeds: a forward signed now is watched for at each new head, for a short window. */
-  heads?: HeadWatch;
-}
 
 export function createDepositActivities(deps: DepositDeps) {
   const { db } = deps;

@@ -7,19 +7,10 @@ import { percentOf } from '../src/domain/money';
 import { logger } from '../src/observability/logger';
 import { scrubText } from '../src/observability/redact';
 import { forwards } from '../src/observability/metrics';
-import type { DepositDeps } from './deposit';
+import type { DepositDeps, ForwardFate } from './deposit-types';
+export type { ForwardFate } from './deposit-types';
 import { asset, permanent, planFromJson, planToJson, toDeposit } from './forward-support';
 import { priceOfNativeInAsset } from './pricing';
-
-/**
- * One reading of a stored forward's fate, made once and acted on by the workflow as it stands
- * (observedAt: the block height of a `replaceable` reading, as a string).
- */
-export type ForwardFate =
-  | { status: 'confirmed'; txidOut: string }
-  | { status: 'pending'; txidOut: string; note?: string }
-  | { status: 'failed'; txidOut: string; reason: string }
-  | { status: 'replaceable'; txidOut: string; reason: string; observedAt: string };
 
 /** A forward sent: its txid, the node's refusal (a reading, not a verdict), and whether this call signed it. */
 export interface Broadcast {
