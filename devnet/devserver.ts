@@ -14,16 +14,6 @@ import { spawnNode } from './process';
 export const NO_VERSION_CHECK_ARGS = ['--dynamic-config-value', 'frontend.enableServerVersionCheck=false'];
 export const NO_VERSION_CHECK_ENV = { TEMPORAL_VERSION_CHECK_DISABLED: '1' };
 
-/**
- * One partition per task queue instead of the server's four: partitions spread a queue's load over the
- * matching hosts of a cluster, and the dev server is one host with one worker; each partition is loaded
- * with its own buffers and loops for every queue the worker polls.
- */
-export const ONE_PARTITION_ARGS = [
-  '--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1',
-  '--dynamic-config-value', 'matching.numTaskqueueWritePartitions=1',
-];
-
 export interface DevServer {
   address: string;
   uiUrl: string;
@@ -160,7 +150,6 @@ export async function startDevServer(opts: {
       '--namespace', opts.namespace,
       '--log-level', opts.logLevel ?? 'warn',
       ...NO_VERSION_CHECK_ARGS,
-      ...ONE_PARTITION_ARGS,
     ];
     for (const [name, type] of Object.entries(opts.searchAttributes ?? {})) args.push('--search-attribute', `${name}=${type}`);
     // SIGKILL after 5 s, so `npm start` is gone within its 10 s even if the dev server hangs.
