@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import { CreateBatcher } from '../../api/create-batch';
 import { canonicalIfValid, deriveAddressIn } from '../../src/chains/addresses';
 import { HdSeed } from '../../src/chains/keys';
@@ -104,6 +104,9 @@ it('one statement answers many creates (createConfigs), in their order', async (
   const urls = Array.from({ length: 8 }, (_, i) => `https://shop.example/batch/direct/${i}`);
   const outcomes = await createConfigs(api.db, urls.map((u) => ({ input: input(u), outCanonical: canonical(OUT) })), from, 'evm');
   expect(outcomes.map((o) => o.made?.callbackUrl)).toEqual(urls);
+  // The callback host is stored by the batch as by a single create (fee tiers and logs read it).
+  const stored = await api.db.select().from(paymentConfigs).where(inArray(paymentConfigs.callbackUrl, urls));
+  expect(stored.map((r) => r.callbackHost)).toEqual(urls.map(() => 'shop.example'));
   const again = await createConfigs(api.db, urls.map((u) => ({ input: input(u), outCanonical: canonical(OUT) })), from, 'evm');
   expect(again).toEqual(outcomes.map((o) => ({ outIsDeposit: false, existing: o.made })));
 });

@@ -234,7 +234,7 @@ const batchStatement = preparedStatement(
   sql`
     WITH input AS (
       SELECT * FROM json_to_recordset(${$('items')}::json) AS i(
-        n integer, callback_url text, callback_key text, ticker text, address_out text, out_canonical text, notify_pending boolean,
+        n integer, callback_url text, callback_key text, callback_host text, ticker text, address_out text, out_canonical text, notify_pending boolean,
         notify_confirmations integer, post smallint, json smallint, convert smallint, priority text, minimum numeric)),
     look AS (
       -- Scalar subqueries, an index probe per request: the planner takes json_to_recordset for 100 rows, and
@@ -250,7 +250,7 @@ const batchStatement = preparedStatement(
       FROM idx),
     cfg AS (
       INSERT INTO payment_configs (${INSERTED})
-      SELECT l.callback_url, l.callback_key, l.ticker, ${$('family')}::text, a.address, l.address_out, a.derivation_index, l.notify_pending,
+      SELECT l.callback_url, l.callback_key, l.callback_host, l.ticker, ${$('family')}::text, a.address, l.address_out, a.derivation_index, l.notify_pending,
         l.notify_confirmations, l.post, l.json, l.convert, l.priority, l.minimum
       FROM look l JOIN addr a ON a.n = l.n
       ORDER BY l.n
@@ -278,6 +278,7 @@ export async function createConfigs(db: Db, creates: readonly BatchedCreate[], f
     n,
     callback_url: input.callbackUrl,
     callback_key: callbackWireKey(input.callbackUrl),
+    callback_host: callbackHost(input.callbackUrl),
     ticker: input.ticker,
     address_out: input.addressOut,
     out_canonical: outCanonical,
