@@ -1,0 +1,104 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { mainnetShapedBlock } from './sol-replay';
+
+/**
+ * A proxy in front of a live surfnet that pads every block it serves to mainnet's size: each getBlock
+ * answer with transactionDetails 'accounts' gets generated mainnet-shaped transactions (bench/density/
+ * sol-replay.ts: half votes, the rest with token balances, a third of them of the watched mint with owners
+ * nobody watches) spliced in before the block's own ones, which stay as the node made them. surfnet
+ * executes far fewer than 3,000 transactions in a 400 ms slot; through this proxy the gateway reads a
+ * mainnet-sized block every slot, at mainnet's rate, with real deposits inside. Every other call passes
+ * through untouched. `POST /pad` with `{"on": false}` turns the padding off (a baseline), `{"on": true}` on.
+ */
+const PROXY = `
+const http = require('node:http');
+const fs = require('node:fs');
+const upstream = new URL(process.argv[1]);
+const padding = fs.readFileSync(process.argv[2], 'utf8');
+let on = true;
+let padded = 0;
+const agent = new http.Agent({ keepAlive: true });
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const body = Buffer.concat(chunks);
+    if (req.url === '/pad') {
+      on = JSON.parse(body.toString('utf8')).on === true;
+      res.setHeader('content-type', 'application/json');
+      return res.end(JSON.stringify({ on, padded }));
+    }
+    let pad = false;
+    try {
+      const call = JSON.parse(body.toString('utf8'));
+      pad = on && !Array.isArray(call) && call.method === 'getBlock' && call.params?.[1]?.transactionDetails === 'accounts';
+    } catch {}
+    const up = http.request(upstream, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length } }, (r) => {
+      if (!pad) {
+        res.writeHead(r.statusCode, { 'content-type': r.headers['content-type'] || 'application/json' });
+        return r.pipe(res);
+      }
+      const parts = [];
+      r.on('data', (c) => parts.push(c));
+      r.on('end', () => {
+        let text = Buffer.concat(parts).toString('utf8');
+        const at = text.indexOf('"transactions":[');
+        if (at >= 0) {
+          const open = at + '"transactions":['.length;
+          const empty = text[open] === ']';
+          text = text.slice(0, open) + padding + (empty ? '' : ',') + text.slice(open);
+          padded++;
+        }
+        res.writeHead(r.statusCode, { 'content-type': 'application/json' });
+        res.end(text);
+      });
+    });
+    up.on('error', () => { res.statusCode = 502; res.end(); });
+    up.end(body);
+  });
+});
+server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
+`;
+
+export interface PadProxy {
+  url: string;
+  pid: number;
+  /** Padding on or off; answers how many blocks were padded so far. */
+  pad(on: boolean): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** Starts the proxy in a process of its own (its CPU is not the gateway's); `txs` generated transactions per block. */
+export async function startPadProxy(upstream: string, txs: number, watchedMint: string): Promise<PadProxy> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gw-sol-pad-'));
+  const file = path.join(dir, 'padding.json');
+  const block = JSON.parse(mainnetShapedBlock(txs, watchedMint)) as { transactions: unknown[] };
+  writeFileSync(file, JSON.stringify(block.transactions).slice(1, -1));
+  const child = spawn(process.execPath, ['-e', PROXY, upstream, file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (out.includes('\n')) resolve(Number(out.trim()));
+    });
+    child.once('exit', (code) => reject(new Error(`pad proxy exited (${code})`)));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    pid: child.pid!,
+    pad: async (on) => {
+      const r = await fetch(`${url}/pad`, { method: 'POST', body: JSON.stringify({ on }) });
+      return ((await r.json()) as { padded: number }).padded;
+    },
+    stop: async () => {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill();
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
