@@ -1,8 +1,4 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { mainnetShapedBlock } from './sol-replay';
+import { mainnetShapedBlock, spawnServer } from './sol-replay';
 
 /**
  * A proxy in front of a live surfnet that pads every block it serves to mainnet's size: each getBlock
@@ -73,32 +69,13 @@ export interface PadProxy {
 
 /** Starts the proxy in a process of its own (its CPU is not the gateway's); `txs` generated transactions per block. */
 export async function startPadProxy(upstream: string, txs: number, watchedMint: string): Promise<PadProxy> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gw-sol-pad-'));
-  const file = path.join(dir, 'padding.json');
   const block = JSON.parse(mainnetShapedBlock(txs, watchedMint)) as { transactions: unknown[] };
-  writeFileSync(file, JSON.stringify(block.transactions).slice(1, -1));
-  const child = spawn(process.execPath, ['-e', PROXY, upstream, file], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-      if (out.includes('\n')) resolve(Number(out.trim()));
-    });
-    child.once('exit', (code) => reject(new Error(`pad proxy exited (${code})`)));
-  });
-  const url = `http://127.0.0.1:${port}`;
+  const server = await spawnServer(PROXY, [upstream], JSON.stringify(block.transactions).slice(1, -1));
   return {
-    url,
-    pid: child.pid!,
+    ...server,
     pad: async (on) => {
-      const r = await fetch(`${url}/pad`, { method: 'POST', body: JSON.stringify({ on }) });
+      const r = await fetch(`${server.url}/pad`, { method: 'POST', body: JSON.stringify({ on }) });
       return ((await r.json()) as { padded: number }).padded;
-    },
-    stop: async () => {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill();
-      await exited;
-      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

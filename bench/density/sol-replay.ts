@@ -88,22 +88,26 @@ const server = http.createServer((req, res) => {
 server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
 `;
 
-/** Answers every getBlock with `blockJson`; anything else with null. */
-export async function serveBlock(blockJson: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gw-sol-replay-'));
-  const file = path.join(dir, 'block.json');
-  writeFileSync(file, blockJson);
-  const child = spawn(process.execPath, ['-e', SERVER, file], { stdio: ['ignore', 'pipe', 'inherit'] });
+/**
+ * Runs `script` (node -e) in a process of its own with a throw-away file holding `content` as its last
+ * argument; the script prints the port it listens on. stop() kills it and removes the file.
+ */
+export async function spawnServer(script: string, args: string[], content: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gw-sol-server-'));
+  const file = path.join(dir, 'content.json');
+  writeFileSync(file, content);
+  const child = spawn(process.execPath, ['-e', script, ...args, file], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (c: Buffer) => {
       out += c.toString();
       if (out.includes('\n')) resolve(Number(out.trim()));
     });
-    child.once('exit', (code) => reject(new Error(`block server exited (${code})`)));
+    child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
   });
   return {
     url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
     stop: async () => {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill();
@@ -111,4 +115,9 @@ export async function serveBlock(blockJson: string): Promise<{ url: string; stop
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Answers every getBlock with `blockJson`; anything else with null. */
+export async function serveBlock(blockJson: string): Promise<{ url: string; stop(): Promise<void> }> {
+  return spawnServer(SERVER, [], blockJson);
 }
