@@ -9,10 +9,8 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { Psbt } from 'bitcoinjs-lib';
 import { ECPairFactory, type ECPairInterface } from 'ecpair';
-import { script as bitgoScript } from '@bitgo/utxo-lib';
 import * as ecc from 'tiny-secp256k1';
 import { canonicalUtxoAddress, utxoAddressOfPubkey, utxoOutputScript } from '../src/chains/utxo/address';
-import { BCH_SIGHASH_ALL, emptyForwardTx, forwardDigest } from '../src/chains/utxo/forkid';
 import { utxoNetwork, type UtxoNetwork } from '../src/chains/utxo/networks';
 import { BitcoinRpc, RpcError, toSats } from '../src/chains/utxo/rpc';
 
@@ -116,6 +114,11 @@ async function selectCoins(rpc: BitcoinRpc, k: CustomerKey, need: (count: number
 const sizeOf = (net: UtxoNetwork, inputs: number) => (net.segwit ? 11n + 68n * BigInt(inputs) + 2n * 31n : 10n + 148n * BigInt(inputs) + 2n * 34n);
 
 function signBch(net: UtxoNetwork, pair: ECPairInterface, from: Uint8Array, coins: Coin[], outputs: [Uint8Array, bigint][]): string {
+  // @bitgo/utxo-lib loads with the first payment signed, not with every start of the local chains (npm start).
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { script: bitgoScript } = require('@bitgo/utxo-lib') as typeof import('@bitgo/utxo-lib');
+  const { BCH_SIGHASH_ALL, emptyForwardTx, forwardDigest } = require('../src/chains/utxo/forkid') as typeof import('../src/chains/utxo/forkid');
+  /* eslint-enable @typescript-eslint/no-require-imports */
   const tx = emptyForwardTx(net);
   for (const c of coins) tx.addInput(Buffer.from(c.txid, 'hex').reverse(), c.vout, 0xffffffff);
   for (const [script, value] of outputs) tx.addOutput(Buffer.from(script), value);

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import express, { Router } from 'express';
-import { getAbsoluteFSPath } from 'swagger-ui-dist';
+// The package's index also loads its 2 MB browser bundles as modules; only their folder is wanted here.
+import getAbsoluteFSPath from 'swagger-ui-dist/absolute-path';
 import { buildOpenApiDocument } from '../openapi';
 
 /** GET /api/openapi.json and the interactive reference at /api/docs (Swagger UI served from the package, no CDN). */

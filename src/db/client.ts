@@ -1,8 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import type { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -218,6 +216,13 @@ export async function openPglite(dir: string | undefined, opts: { migrate?: bool
   if (dir) fs.mkdirSync(dir, { recursive: true });
   // PostgreSQL's default 128 MB of shared buffers fill, in the WASM heap, with pages the host's file cache
   // holds anyway: the embedded default's tables are small, and its process is the one users measure.
+  // Loaded here, not at the top: a process or thread on PostgreSQL, or the API thread whose statements the
+  // main thread's PGlite runs, never carries PGlite's JavaScript.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { PGlite } = require('@electric-sql/pglite') as typeof import('@electric-sql/pglite');
+  const { drizzle: drizzlePglite } = require('drizzle-orm/pglite') as typeof import('drizzle-orm/pglite');
+  const { migrate: migratePglite } = require('drizzle-orm/pglite/migrator') as typeof import('drizzle-orm/pglite/migrator');
+  /* eslint-enable @typescript-eslint/no-require-imports */
   const client = new PGlite({ dataDir: dir, startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`] });
   await client.waitReady;
   const db = drizzlePglite(client, { schema }) as unknown as Db;

@@ -1,6 +1,5 @@
 import type { ChainAdapter } from '../chains/adapter';
 import { chainConfigFromEnv, type ChainRuntimeConfig } from '../chains/config';
-import { createAdapter } from '../chains/factory';
 import { HdSeed } from '../chains/keys';
 import { deriveAddressIn } from '../chains/addresses';
 import { loadSigner, type Signer } from '../callbacks/signer';
@@ -97,6 +96,10 @@ export function buildServices(cfg: Config, database: Database, env: NodeJS.Proce
     if (!a) {
       const runtime = chains[network];
       if (!runtime) return Promise.reject(new Error(`network ${network} is not configured`));
+      // The adapters' modules (the chains' signing and transaction libraries) load with the first adapter:
+      // the API, which imports this file for buildApiServices, never builds one.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { createAdapter } = require('../chains/factory') as typeof import('../chains/factory');
       a = createAdapter(network, { ...runtime, priorityFeeMax: cfg.solanaPriorityFeeMax }, seed, database.withLock);
       // A failed construction (node down at start) is retried on the next call, not cached.
       a.catch(() => adapters.delete(network));

@@ -9,11 +9,17 @@ import {
 } from '../adapter';
 import { utxoOutputScript, type UtxoKey } from '../addresses';
 import type { DialectNode } from './dialect';
-import { parseForward, signForkIdSpend, zip317Fee } from './forkid';
 import type { UtxoCoin, UtxoNetwork } from './networks';
 import { dustThreshold, isDustRefusal, knownDustRule, relayPolicy, type DustRule, type RelayPolicy } from './policy';
 import { signAtCoveringFee } from './signed-fee';
 import { toSats } from './rpc';
+
+/**
+ * Bitcoin Cash's and Zcash's signing (src/chains/utxo/forkid.ts) brings @bitgo/utxo-lib, the largest of the
+ * chain libraries: loaded with the first such forward, not with every process that reads UTXO chains.
+ */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const forkid = () => require('./forkid') as typeof import('./forkid');
 
 /** Confirmation target (blocks) of estimatesmartfee per priority. */
 const TARGET: Record<Priority, number> = { fast: 2, default: 6, slow: 24 };
@@ -46,7 +52,7 @@ export function forwardVsize(segwit: boolean, outputs: number): bigint {
 export function forwardFeeEstimate(coin: string, segwit: boolean, rate: bigint, outputs = 1): bigint {
   const byRate = rate * forwardVsize(segwit, outputs);
   if (coin !== 'zec') return byRate;
-  const floor = zip317Fee(1, outputs);
+  const floor = forkid().zip317Fee(1, outputs);
   return byRate > floor ? byRate : floor;
 }
 
@@ -102,7 +108,7 @@ export function signUtxoSpend(spend: UtxoSpend): { raw: string; txid: string; fo
   const total = (s: { raw: string; txid: string; forwarded: bigint }) => ({ ...s, fee: spend.outpoint.amount - s.forwarded - toTreasury, commissionOut: toTreasury });
   // Bitcoin Cash (SIGHASH_FORKID) and Zcash (v4, ZIP 243): src/chains/utxo/forkid.ts.
   if (net.coin === 'bch' || net.coin === 'zec') {
-    return total(signForkIdSpend({ ...spend, commission, toTreasury: toTreasury > 0n, dust }));
+    return total(forkid().signForkIdSpend({ ...spend, commission, toTreasury: toTreasury > 0n, dust }));
   }
   const { txid, vout, amount } = spend.outpoint;
   let input;
@@ -169,6 +175,6 @@ export async function prepareUtxoForward(ctx: UtxoForwardContext, req: ForwardRe
 
 /** The outpoint a signed forward spends (its one input). */
 export function forwardOutpoint(net: UtxoNetwork, raw: string): { txid: string; vout: number } {
-  const input = net.coin === 'bch' || net.coin === 'zec' ? parseForward(net, raw).ins[0] : Transaction.fromHex(raw).ins[0];
+  const input = net.coin === 'bch' || net.coin === 'zec' ? forkid().parseForward(net, raw).ins[0] : Transaction.fromHex(raw).ins[0];
   return { txid: Buffer.from(input.hash).reverse().toString('hex'), vout: input.index };
 }
