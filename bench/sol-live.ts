@@ -8,25 +8,28 @@
  * whole process: watcher, worker, API thread, PGlite), the blocks padded, and the time from a real SOL
  * deposit's block to its payment in GET /api/sol/logs.
  *
- *   npx tsx bench/sol-live.ts [--txs 3000] [--follow-s 40] [--postgres]
+ *   npx tsx bench/sol-live.ts [--txs 3000] [--follow-s 40] [--postgres] [--backlog-s 60]
  *
  * --postgres: the gateway on a throw-away PostgreSQL (bench/lib/database.ts; DATABASE_URL's server when set)
  * instead of the embedded PGlite, whose statements run on the thread that reads the blocks.
+ * --backlog-s N: then the proxy holds the head the gateway sees for N seconds while the chain goes on, and
+ * lets it go: the gateway's catch-up over that backlog of padded blocks, in blocks a second (from the release
+ * to the proxy's answer for the last block of the backlog) and against mainnet's 2.5 (target ≥ 5 times).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
+import { Keypair, PublicKey, SystemProgram, Transaction, type Connection } from '@solana/web3.js';
 import { freePort } from '../devnet/devserver';
 import { startSurfnet } from '../devnet/surfnet';
 import { PROJECT_ROOT } from '../src/project-root';
-import { startPadProxy } from './density/sol-pad-proxy';
+import { startPadProxy, type PadProxy } from './density/sol-pad-proxy';
 import { benchServer } from './lib/database';
 
 const { values: flags } = parseArgs({
-  options: { txs: { type: 'string', default: '3000' }, 'follow-s': { type: 'string', default: '40' }, postgres: { type: 'boolean', default: false } },
+  options: { txs: { type: 'string', default: '3000' }, 'follow-s': { type: 'string', default: '40' }, postgres: { type: 'boolean', default: false }, 'backlog-s': { type: 'string', default: '0' } },
 });
 const SLOT_MS = 400;
 const f = (x: number, d = 1) => x.toFixed(d);
@@ -137,9 +140,39 @@ async function main(): Promise<void> {
         `; ${behind - padded0 - padded} more blocks padded meanwhile; load average ${loadavg().map((x) => f(x, 2)).join(' ')}`,
     );
     if (!inLogsAt) console.log(out.slice(-3000));
+    if (Number(flags['backlog-s']) > 0) await catchUp(dev.connection, proxy, gateway.pid!, Number(flags['backlog-s']));
   } finally {
     for (const stop of stops) await stop();
   }
+}
+
+/** The gateway held at the chain's head for `seconds` while the chain goes on, then let go: its catch-up. */
+async function catchUp(connection: Connection, proxy: PadProxy, pid: number, seconds: number): Promise<void> {
+  const held = await connection.getSlot('confirmed');
+  await proxy.hold(held);
+  await sleep(seconds * 1000);
+  const head = await connection.getSlot('confirmed');
+  const backlog = (await connection.getBlocks(held + 1, head, 'confirmed')).length;
+  const c0 = cpuSeconds(pid);
+  const releasedAt = Date.now();
+  await proxy.hold(null);
+  let doneAt = 0;
+  while (!doneAt && Date.now() - releasedAt < Math.max(120_000, 4 * seconds * 1000)) {
+    await sleep(100);
+    const last = (await proxy.served(releasedAt)).find(([slot]) => slot >= head);
+    if (last) doneAt = last[1];
+  }
+  const cpu = cpuSeconds(pid) - c0;
+  if (!doneAt) {
+    console.log(`  catch-up: a backlog of ${backlog} blocks (${seconds} s) NOT read within ${Math.max(120, 4 * seconds)} s; load average ${loadavg().map((x) => f(x, 2)).join(' ')}`);
+    return;
+  }
+  const rate = backlog / ((doneAt - releasedAt) / 1000);
+  console.log(
+    `  catch-up: a backlog of ${backlog} padded blocks (head held ${seconds} s) read in ${f((doneAt - releasedAt) / 1000, 2)} s: ${f(rate, 2)} blocks a second, ` +
+      `${f(rate / 2.5, 2)} times mainnet's 2.5 (target ≥ 5: ${rate >= 12.5 ? 'met' : 'NOT met'}); gateway CPU ${f((1000 * cpu) / backlog)} ms a block; ` +
+      `load average ${loadavg().map((x) => f(x, 2)).join(' ')}`,
+  );
 }
 
 main().then(
