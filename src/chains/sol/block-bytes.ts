@@ -26,7 +26,8 @@ const OPEN_ARRAY = 0x5b;
 const CLOSE_OBJECT = 0x7d;
 const CLOSE_ARRAY = 0x5d;
 
-const NAMING_KEYS = ['"pubkey":"', '"owner":"'];
+/** The keys whose value names an address a deposit can be to: an account key, a token balance's owner. */
+const NAMING = /"(?:pubkey|owner)":"/;
 const BLOCKHASH = /"blockhash":"([1-9A-HJ-NP-Za-km-z]{32,44})"/;
 
 /** Whether every `"key"` in the text is followed at once by `:"` (the node writes compact JSON), judged by the first. */
@@ -41,29 +42,97 @@ function hashOf(buf: Uint8Array, start: number, end: number): number {
 }
 
 /**
- * The cheaper reading for a block that most likely names no watched address: its hash and the distinct
- * addresses its transactions name as account keys (a SOL recipient, loaded addresses included) or as a token
- * balance's owner (an SPL recipient), found by searching the answer's text for those two keys. Null when the
- * answer is not the compact JSON the search is written for: the full outline below reads any.
+ * The watched addresses as a table a block's bytes are probed with: an address string of the block is looked
+ * up where it lies, so no string is made for the thousands a mainnet block names that nobody watches (votes
+ * and every other transaction cost one hash and one probe per address they name). Only ever added to.
  */
-export function namedAddresses(bytes: Buffer): { blockhash: string; addresses: string[] } | null {
+export class WatchedBytes {
+  private slots = new Int32Array(1 << 10).fill(-1);
+  private readonly hashes: number[] = [];
+  private readonly keys: Buffer[] = [];
+  private readonly known = new Set<string>();
+
+  get size(): number {
+    return this.keys.length;
+  }
+
+  has(address: string): boolean {
+    return this.known.has(address);
+  }
+
+  add(address: string): void {
+    if (this.known.has(address)) return;
+    // Base58 only: an address is its latin1 bytes, as the block's text holds it.
+    const key = Buffer.from(address, 'latin1');
+    this.known.add(address);
+    this.hashes.push(hashOf(key, 0, key.length));
+    this.keys.push(key);
+    if (2 * this.keys.length > this.slots.length) {
+      this.slots = new Int32Array(this.slots.length * 2).fill(-1);
+      for (let e = 0; e < this.keys.length; e++) this.place(e);
+    } else {
+      this.place(this.keys.length - 1);
+    }
+  }
+
+  private place(e: number): void {
+    const mask = this.slots.length - 1;
+    let slot = mix(this.hashes[e]) & mask;
+    while (this.slots[slot] !== -1) slot = (slot + 1) & mask;
+    this.slots[slot] = e;
+  }
+
+  /** The watched address that buf[start, end) spells, or undefined. */
+  find(buf: Uint8Array, start: number, end: number): string | undefined {
+    const hash = hashOf(buf, start, end);
+    const mask = this.slots.length - 1;
+    for (let slot = mix(hash) & mask; ; slot = (slot + 1) & mask) {
+      const e = this.slots[slot];
+      if (e === -1) return undefined;
+      if (this.hashes[e] !== hash) continue;
+      const key = this.keys[e];
+      if (key.length !== end - start) continue;
+      let k = 0;
+      while (k < key.length && key[k] === buf[start + k]) k++;
+      if (k === key.length) return key.toString('latin1');
+    }
+  }
+}
+
+/** Spreads a hash's bits over the table's index (base58 bytes take 58 values of 256). */
+function mix(hash: number): number {
+  const x = Math.imul(hash, 0x9e3779b1);
+  return x ^ (x >>> 15);
+}
+
+/**
+ * The cheaper reading of a block: its hash and the watched addresses its transactions name as account keys
+ * (a SOL recipient, loaded addresses included) or as a token balance's owner (an SPL recipient), found by
+ * searching the answer's text for those two keys and probing `watched` with each address after them. Null when
+ * the answer is not the compact JSON the search is written for: the full outline below reads any.
+ */
+export function watchedNamed(bytes: Buffer, watched: WatchedBytes): { blockhash: string; addresses: string[] } | null {
   const text = bytes.toString('latin1');
   if (!compact(text, '"pubkey"') || !compact(text, '"owner"') || !compact(text, '"blockhash"')) return null;
   const hash = BLOCKHASH.exec(text);
   if (!hash) return null;
-  const buf = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
-  const table = new AddressTable(buf);
-  for (const key of NAMING_KEYS) {
-    for (let i = text.indexOf(key); i >= 0; ) {
-      const start = i + key.length;
-      const end = text.indexOf('"', start);
-      if (end < 0) break;
+  const found = new Set<string>();
+  if (watched.size > 0) {
+    const buf = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
+    // One search for both keys; test() moves lastIndex past the match and makes no string (exec would, per naming).
+    const naming = new RegExp(NAMING, 'g');
+    while (naming.test(text)) {
+      const start = naming.lastIndex;
+      let end = start;
+      while (end < buf.length && BASE58[buf[end]] === 1) end++;
       // Anything else there is no address (base58 has no escaped character, so its end is this quote).
-      if (end - start >= 32 && end - start <= 44) table.add(start, end, hashOf(buf, start, end), -1);
-      i = text.indexOf(key, end);
+      if (buf[end] === QUOTE && end - start >= 32 && end - start <= 44) {
+        const a = watched.find(buf, start, end);
+        if (a !== undefined) found.add(a);
+      }
     }
   }
-  return { blockhash: hash[1], addresses: [...table.toMap(bytes).keys()] };
+  return { blockhash: hash[1], addresses: [...found] };
 }
 
 export interface BlockOutline {
