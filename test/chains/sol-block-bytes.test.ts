@@ -70,7 +70,7 @@ test('the watched table tells apart thousands of addresses, and a prefix or an e
   const w = watching(...all.slice(0, 2500));
   const probe = (a: string) => {
     const b = Buffer.from(`"${a}"`, 'latin1');
-    return w.find(b, 1, b.length - 1);
+    return w.find(b, 1);
   };
   expect(all.slice(0, 2500).every((a) => probe(a) === a)).toBe(true);
   expect(all.slice(2500).some((a) => probe(a) !== undefined)).toBe(false);

@@ -65,7 +65,7 @@ export class WatchedBytes {
     // Base58 only: an address is its latin1 bytes, as the block's text holds it.
     const key = Buffer.from(address, 'latin1');
     this.known.add(address);
-    this.hashes.push(hashOf(key, 0, key.length));
+    this.hashes.push(headHash(key, 0));
     this.keys.push(key);
     if (2 * this.keys.length > this.slots.length) {
       this.slots = new Int32Array(this.slots.length * 2).fill(-1);
@@ -77,21 +77,25 @@ export class WatchedBytes {
 
   private place(e: number): void {
     const mask = this.slots.length - 1;
-    let slot = mix(this.hashes[e]) & mask;
+    let slot = this.hashes[e] & mask;
     while (this.slots[slot] !== -1) slot = (slot + 1) & mask;
     this.slots[slot] = e;
   }
 
-  /** The watched address that buf[start, end) spells, or undefined. */
-  find(buf: Uint8Array, start: number, end: number): string | undefined {
-    const hash = hashOf(buf, start, end);
+  /**
+   * The watched address that the string starting at buf[start] spells (its closing quote included), or
+   * undefined. Told by its first bytes, so the string's end is looked for only when they are a watched one's.
+   */
+  find(buf: Uint8Array, start: number): string | undefined {
+    if (start + 8 > buf.length) return undefined;
+    const hash = headHash(buf, start);
     const mask = this.slots.length - 1;
-    for (let slot = mix(hash) & mask; ; slot = (slot + 1) & mask) {
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const e = this.slots[slot];
       if (e === -1) return undefined;
       if (this.hashes[e] !== hash) continue;
       const key = this.keys[e];
-      if (key.length !== end - start) continue;
+      if (buf[start + key.length] !== QUOTE) continue;
       let k = 0;
       while (k < key.length && key[k] === buf[start + k]) k++;
       if (k === key.length) return key.toString('latin1');
@@ -99,10 +103,12 @@ export class WatchedBytes {
   }
 }
 
-/** Spreads a hash's bits over the table's index (base58 bytes take 58 values of 256). */
-function mix(hash: number): number {
-  const x = Math.imul(hash, 0x9e3779b1);
-  return x ^ (x >>> 15);
+/** A hash of the 8 bytes at buf[start] (every address is longer: 32 to 44 base58 characters). */
+function headHash(buf: Uint8Array, start: number): number {
+  const lo = buf[start] | (buf[start + 1] << 8) | (buf[start + 2] << 16) | (buf[start + 3] << 24);
+  const hi = buf[start + 4] | (buf[start + 5] << 8) | (buf[start + 6] << 16) | (buf[start + 7] << 24);
+  const x = Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1);
+  return (x ^ (x >>> 15)) >>> 0;
 }
 
 /**
@@ -122,14 +128,9 @@ export function watchedNamed(bytes: Buffer, watched: WatchedBytes): { blockhash:
     // One search for both keys; test() moves lastIndex past the match and makes no string (exec would, per naming).
     const naming = new RegExp(NAMING, 'g');
     while (naming.test(text)) {
-      const start = naming.lastIndex;
-      let end = start;
-      while (end < buf.length && BASE58[buf[end]] === 1) end++;
-      // Anything else there is no address (base58 has no escaped character, so its end is this quote).
-      if (buf[end] === QUOTE && end - start >= 32 && end - start <= 44) {
-        const a = watched.find(buf, start, end);
-        if (a !== undefined) found.add(a);
-      }
+      // The value is that address when its bytes are followed by the closing quote (base58 has no escaped character).
+      const a = watched.find(buf, naming.lastIndex);
+      if (a !== undefined) found.add(a);
     }
   }
   return { blockhash: hash[1], addresses: [...found] };
