@@ -44,34 +44,46 @@ function hashOf(buf: Uint8Array, start: number, end: number): number {
 /**
  * The watched addresses as a table a block's bytes are probed with: an address string of the block is looked
  * up where it lies, so no string is made for the thousands a mainnet block names that nobody watches (votes
- * and every other transaction cost one hash and one probe per address they name). Only ever added to.
+ * and every other transaction cost one hash and one probe per address they name). Only ever added to. The
+ * addresses' bytes lie end to end in one array (a gateway may watch millions: no object per address).
  */
 export class WatchedBytes {
   private slots = new Int32Array(1 << 10).fill(-1);
+  private bytes = new Uint8Array(1 << 14);
+  private used = 0;
+  /** Per entry: where its bytes start in `bytes`, their length, its hash. */
+  private readonly starts: number[] = [];
+  private readonly lengths: number[] = [];
   private readonly hashes: number[] = [];
-  private readonly keys: Buffer[] = [];
-  private readonly known = new Set<string>();
 
   get size(): number {
-    return this.keys.length;
+    return this.starts.length;
   }
 
   has(address: string): boolean {
-    return this.known.has(address);
+    const b = Buffer.from(`${address}"`, 'latin1');
+    return this.find(b, 0) !== undefined;
   }
 
+  /** `address`: base58, so its latin1 bytes are what a block's text holds. */
   add(address: string): void {
-    if (this.known.has(address)) return;
-    // Base58 only: an address is its latin1 bytes, as the block's text holds it.
-    const key = Buffer.from(address, 'latin1');
-    this.known.add(address);
-    this.hashes.push(headHash(key, 0));
-    this.keys.push(key);
-    if (2 * this.keys.length > this.slots.length) {
+    if (address.length < 8 || this.has(address)) return;
+    while (this.used + address.length > this.bytes.length) {
+      const grown = new Uint8Array(this.bytes.length * 2);
+      grown.set(this.bytes);
+      this.bytes = grown;
+    }
+    const start = this.used;
+    this.bytes.set(Buffer.from(address, 'latin1'), start);
+    this.used += address.length;
+    this.starts.push(start);
+    this.lengths.push(address.length);
+    this.hashes.push(headHash(this.bytes, start));
+    if (2 * this.starts.length > this.slots.length) {
       this.slots = new Int32Array(this.slots.length * 2).fill(-1);
-      for (let e = 0; e < this.keys.length; e++) this.place(e);
+      for (let e = 0; e < this.starts.length; e++) this.place(e);
     } else {
-      this.place(this.keys.length - 1);
+      this.place(this.starts.length - 1);
     }
   }
 
@@ -94,21 +106,22 @@ export class WatchedBytes {
       const e = this.slots[slot];
       if (e === -1) return undefined;
       if (this.hashes[e] !== hash) continue;
-      const key = this.keys[e];
-      if (buf[start + key.length] !== QUOTE) continue;
+      const at = this.starts[e];
+      const len = this.lengths[e];
+      if (buf[start + len] !== QUOTE) continue;
       let k = 0;
-      while (k < key.length && key[k] === buf[start + k]) k++;
-      if (k === key.length) return key.toString('latin1');
+      while (k < len && this.bytes[at + k] === buf[start + k]) k++;
+      if (k === len) return Buffer.from(this.bytes.buffer, at, len).toString('latin1');
     }
   }
 }
 
-/** A hash of the 8 bytes at buf[start] (every address is longer: 32 to 44 base58 characters). */
+/** A hash of the 8 bytes at buf[start] (every address is longer: 32 to 44 base58 characters), a small integer. */
 function headHash(buf: Uint8Array, start: number): number {
   const lo = buf[start] | (buf[start + 1] << 8) | (buf[start + 2] << 16) | (buf[start + 3] << 24);
   const hi = buf[start + 4] | (buf[start + 5] << 8) | (buf[start + 6] << 16) | (buf[start + 7] << 24);
   const x = Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1);
-  return (x ^ (x >>> 15)) >>> 0;
+  return (x ^ (x >>> 15)) & 0x3fffffff;
 }
 
 /**
