@@ -8,10 +8,12 @@
  * whole process: watcher, worker, API thread, PGlite), the blocks padded, and the time from a real SOL
  * deposit's block to its payment in GET /api/sol/logs.
  *
- *   npx tsx bench/sol-live.ts [--txs 3000] [--follow-s 40] [--postgres] [--backlog-s 60]
+ *   npx tsx bench/sol-live.ts [--txs 3000] [--follow-s 40] [--postgres] [--v8-defaults] [--backlog-s 60]
  *
  * --postgres: the gateway on a throw-away PostgreSQL (bench/lib/database.ts; DATABASE_URL's server when set)
  * instead of the embedded PGlite, whose statements run on the thread that reads the blocks.
+ * --v8-defaults: the gateway's process without npm start's V8 flags (its small semi-spaces and
+ * --optimize-for-size), as a deployment that starts dist/src/main.js itself runs it.
  * --backlog-s N: then the proxy holds the head the gateway sees for N seconds while the chain goes on, and
  * lets it go: the gateway's catch-up over that backlog of padded blocks, in blocks a second (from the release
  * to the proxy's answer for the last block of the backlog) and against mainnet's 2.5 (target ≥ 5 times).
@@ -29,7 +31,7 @@ import { startPadProxy, type PadProxy } from './density/sol-pad-proxy';
 import { benchServer } from './lib/database';
 
 const { values: flags } = parseArgs({
-  options: { txs: { type: 'string', default: '3000' }, 'follow-s': { type: 'string', default: '40' }, postgres: { type: 'boolean', default: false }, 'backlog-s': { type: 'string', default: '0' } },
+  options: { txs: { type: 'string', default: '3000' }, 'follow-s': { type: 'string', default: '40' }, postgres: { type: 'boolean', default: false }, 'backlog-s': { type: 'string', default: '0' }, 'v8-defaults': { type: 'boolean', default: false } },
 });
 const SLOT_MS = 400;
 const f = (x: number, d = 1) => x.toFixed(d);
@@ -72,7 +74,8 @@ async function main(): Promise<void> {
       stops.push(() => pg.stop());
       env.DATABASE_URL = await pg.database();
     }
-    const gateway = spawn(process.execPath, ['--max-semi-space-size=1', '--optimize-for-size', 'dist/src/main.js'], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const v8 = flags['v8-defaults'] ? [] : ['--max-semi-space-size=1', '--optimize-for-size'];
+    const gateway = spawn(process.execPath, [...v8, 'dist/src/main.js'], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     gateway.stdout.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-20_000)));
     gateway.stderr.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-20_000)));
@@ -100,7 +103,7 @@ async function main(): Promise<void> {
     const dense = await cpuShare(gateway.pid!, follow);
     const padded = (await proxy.pad(true)) - padded0;
     console.log(
-      `solana, live surfnet (one block every ${SLOT_MS} ms) read through the padding proxy, gateway on ${flags.postgres ? 'PostgreSQL' : 'PGlite'}: ${padded} blocks padded to ${flags.txs} transactions in ${follow} s ` +
+      `solana, live surfnet (one block every ${SLOT_MS} ms) read through the padding proxy, gateway on ${flags.postgres ? 'PostgreSQL' : 'PGlite'}${flags['v8-defaults'] ? ', V8 defaults' : ''}: ${padded} blocks padded to ${flags.txs} transactions in ${follow} s ` +
         `(${f(padded / follow, 2)} a second; mainnet 2.5)`,
     );
     console.log(
