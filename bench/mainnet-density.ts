@@ -27,8 +27,9 @@ import { SolAdapter } from '../src/chains/sol/adapter';
 import { SolBlockReader } from '../src/chains/sol/block-reader';
 import { readParsedBlock } from '../src/chains/sol/parsed-scan';
 import { scannedBlock, scannedWatchedBlock } from '../src/chains/sol/scan';
-import { namedAddresses, outlineBlock } from '../src/chains/sol/block-bytes';
-import { matchBlock, readCursor, scanOnce, watchedAmong, writeCursor } from '../src/detection/watcher';
+import { WatchedBytes, outlineBlock, watchedNamed } from '../src/chains/sol/block-bytes';
+import { matchBlock, readCursor, scanOnce, writeCursor } from '../src/detection/watcher';
+import { watchedAddressesOf } from '../src/detection/watched-addresses';
 import { openPostgres, type Database } from '../src/db/client';
 import { sql } from 'drizzle-orm';
 import { tmpDir } from '../test/helpers/nodes';
@@ -119,9 +120,9 @@ async function solana(db: Database['db']): Promise<void> {
     );
     const biggest = Math.max(...sizes.values());
     if (biggest < MAINNET.solana.txs) console.log(`  surfnet did not reach mainnet's ${MAINNET.solana.txs} transactions a block here (at most ${biggest}): mainnet figures are extrapolated from the cost per transaction`);
-    const among = (addresses: string[]) => watchedAmong(db, 'solana', addresses);
+    const among = watchedNow(db);
     const sides: Array<[string, (slot: number) => Promise<unknown>]> = [
-      ['watcher (named addresses looked up, only transactions naming a watched one parsed)', async (slot) => matchBlock(db, 'solana', await scannedWatchedBlock((await reader.blockBytes(slot))!, slot, ctx, among))],
+      ['watcher (watched list refreshed, only transactions naming a watched address parsed)', async (slot) => matchBlock(db, 'solana', scannedWatchedBlock((await reader.blockBytes(slot))!, slot, ctx, await among()))],
       ['JSON-RPC accounts, whole block parsed (the reading before)', async (slot) => matchBlock(db, 'solana', scannedBlock((await reader.block(slot))!, slot, ctx))],
     ];
     if (!flags['skip-old']) sides.push(['former web3.js getParsedBlock', async (slot) => matchBlock(db, 'solana', (await readParsedBlock(dev.connection, slot, ctx))!)]);
@@ -227,9 +228,9 @@ async function solanaReplay(db: Database['db']): Promise<void> {
   try {
     const reader = new SolBlockReader(server.url);
     const ctx = { network: 'solana', nativeTicker: 'sol', mints: new Map([[mint, 'sol_usdc']]) };
-    const among = (addresses: string[]) => watchedAmong(db, 'solana', addresses);
+    const among = watchedNow(db);
     const rounds = Number(flags['replay-rounds']);
-    const watcher = async () => matchBlock(db, 'solana', await scannedWatchedBlock((await reader.blockBytes(1))!, 1, ctx, among));
+    const watcher = async () => matchBlock(db, 'solana', scannedWatchedBlock((await reader.blockBytes(1))!, 1, ctx, await among()));
     const former = async () => matchBlock(db, 'solana', scannedBlock((await reader.block(1))!, 1, ctx));
     // The readings take turns, round by round, so that a load that comes and goes weighs on each alike.
     const run = async (reads: Array<() => Promise<unknown[]>>) => {
@@ -251,11 +252,11 @@ async function solanaReplay(db: Database['db']): Promise<void> {
     let addresses = 0;
     for (let r = 0; r < rounds; r++) {
       const raw = await timed(async () => (await reader.blockBytes(1))!);
-      const n = await timed(async () => namedAddresses(raw.value)!);
-      const l = await timed(() => among(n.value.addresses));
+      const l = await timed(() => among());
+      const n = await timed(async () => watchedNamed(raw.value, l.value)!);
       const o = await timed(async () => outlineBlock(raw.value, false));
       const p = await timed(async () => JSON.parse(raw.value.toString('utf8')) as unknown);
-      addresses = n.value.addresses.length;
+      addresses = l.value.size;
       parts.fetch.push(raw.cpuMs);
       parts.named.push(n.cpuMs);
       parts.lookup.push(l.cpuMs);
@@ -264,7 +265,7 @@ async function solanaReplay(db: Database['db']): Promise<void> {
     }
     const m = (xs: number[]) => `${f(median(xs))} (least ${f(Math.min(...xs))})`;
     console.log(
-      `  CPU medians, ms: fetch ${m(parts.fetch)}, named addresses ${m(parts.named)}, lookup of its ${addresses} addresses ${m(parts.lookup)}; ` +
+      `  CPU medians, ms: fetch ${m(parts.fetch)}, refresh of the ${addresses} watched addresses ${m(parts.lookup)}, the block's watched addresses ${m(parts.named)}; ` +
         `when one is watched, the outline of the transactions ${m(parts.outline)}; for comparison, JSON.parse of the whole answer ${m(parts.parse)}`,
     );
     // A SOL deposit in the block to an address now watched (one the generator pays in several transactions).
@@ -280,6 +281,18 @@ async function solanaReplay(db: Database['db']): Promise<void> {
   } finally {
     await server.stop();
   }
+}
+
+/** The watcher's list of watched Solana addresses, refreshed, as the byte table its reading probes. */
+function watchedNow(db: Database['db']): () => Promise<WatchedBytes> {
+  const list = watchedAddressesOf(db, 'sol');
+  const bytes = new WatchedBytes();
+  let synced = 0;
+  return async () => {
+    const current = await list.current();
+    for (; synced < current.length; synced++) bytes.add(current[synced]);
+    return bytes;
+  };
 }
 
 async function ethereum(db: Database['db']): Promise<void> {

@@ -8,25 +8,30 @@
  * whole process: watcher, worker, API thread, PGlite), the blocks padded, and the time from a real SOL
  * deposit's block to its payment in GET /api/sol/logs.
  *
- *   npx tsx bench/sol-live.ts [--txs 3000] [--follow-s 40] [--postgres]
+ *   npx tsx bench/sol-live.ts [--txs 3000] [--follow-s 40] [--postgres] [--v8-defaults] [--backlog-s 60]
  *
  * --postgres: the gateway on a throw-away PostgreSQL (bench/lib/database.ts; DATABASE_URL's server when set)
  * instead of the embedded PGlite, whose statements run on the thread that reads the blocks.
+ * --v8-defaults: the gateway's process without npm start's V8 flags (its small semi-spaces and
+ * --optimize-for-size), as a deployment that starts dist/src/main.js itself runs it.
+ * --backlog-s N: then the proxy holds the head the gateway sees for N seconds while the chain goes on, and
+ * lets it go: the gateway's catch-up over that backlog of padded blocks, in blocks a second (from the release
+ * to the proxy's answer for the last block of the backlog) and against mainnet's 2.5 (target ≥ 5 times).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
+import { Keypair, PublicKey, SystemProgram, Transaction, type Connection } from '@solana/web3.js';
 import { freePort } from '../devnet/devserver';
 import { startSurfnet } from '../devnet/surfnet';
 import { PROJECT_ROOT } from '../src/project-root';
-import { startPadProxy } from './density/sol-pad-proxy';
+import { startPadProxy, type PadProxy } from './density/sol-pad-proxy';
 import { benchServer } from './lib/database';
 
 const { values: flags } = parseArgs({
-  options: { txs: { type: 'string', default: '3000' }, 'follow-s': { type: 'string', default: '40' }, postgres: { type: 'boolean', default: false } },
+  options: { txs: { type: 'string', default: '3000' }, 'follow-s': { type: 'string', default: '40' }, postgres: { type: 'boolean', default: false }, 'backlog-s': { type: 'string', default: '0' }, 'v8-defaults': { type: 'boolean', default: false } },
 });
 const SLOT_MS = 400;
 const f = (x: number, d = 1) => x.toFixed(d);
@@ -69,7 +74,8 @@ async function main(): Promise<void> {
       stops.push(() => pg.stop());
       env.DATABASE_URL = await pg.database();
     }
-    const gateway = spawn(process.execPath, ['--max-semi-space-size=1', '--optimize-for-size', 'dist/src/main.js'], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const v8 = flags['v8-defaults'] ? [] : ['--max-semi-space-size=1', '--optimize-for-size'];
+    const gateway = spawn(process.execPath, [...v8, 'dist/src/main.js'], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     gateway.stdout.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-20_000)));
     gateway.stderr.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-20_000)));
@@ -97,7 +103,7 @@ async function main(): Promise<void> {
     const dense = await cpuShare(gateway.pid!, follow);
     const padded = (await proxy.pad(true)) - padded0;
     console.log(
-      `solana, live surfnet (one block every ${SLOT_MS} ms) read through the padding proxy, gateway on ${flags.postgres ? 'PostgreSQL' : 'PGlite'}: ${padded} blocks padded to ${flags.txs} transactions in ${follow} s ` +
+      `solana, live surfnet (one block every ${SLOT_MS} ms) read through the padding proxy, gateway on ${flags.postgres ? 'PostgreSQL' : 'PGlite'}${flags['v8-defaults'] ? ', V8 defaults' : ''}: ${padded} blocks padded to ${flags.txs} transactions in ${follow} s ` +
         `(${f(padded / follow, 2)} a second; mainnet 2.5)`,
     );
     console.log(
@@ -137,9 +143,39 @@ async function main(): Promise<void> {
         `; ${behind - padded0 - padded} more blocks padded meanwhile; load average ${loadavg().map((x) => f(x, 2)).join(' ')}`,
     );
     if (!inLogsAt) console.log(out.slice(-3000));
+    if (Number(flags['backlog-s']) > 0) await catchUp(dev.connection, proxy, gateway.pid!, Number(flags['backlog-s']));
   } finally {
     for (const stop of stops) await stop();
   }
+}
+
+/** The gateway held at the chain's head for `seconds` while the chain goes on, then let go: its catch-up. */
+async function catchUp(connection: Connection, proxy: PadProxy, pid: number, seconds: number): Promise<void> {
+  const held = await connection.getSlot('confirmed');
+  await proxy.hold(held);
+  await sleep(seconds * 1000);
+  const head = await connection.getSlot('confirmed');
+  const backlog = (await connection.getBlocks(held + 1, head, 'confirmed')).length;
+  const c0 = cpuSeconds(pid);
+  const releasedAt = Date.now();
+  await proxy.hold(null);
+  let doneAt = 0;
+  while (!doneAt && Date.now() - releasedAt < Math.max(120_000, 4 * seconds * 1000)) {
+    await sleep(100);
+    const last = (await proxy.served(releasedAt)).find(([slot]) => slot >= head);
+    if (last) doneAt = last[1];
+  }
+  const cpu = cpuSeconds(pid) - c0;
+  if (!doneAt) {
+    console.log(`  catch-up: a backlog of ${backlog} blocks (${seconds} s) NOT read within ${Math.max(120, 4 * seconds)} s; load average ${loadavg().map((x) => f(x, 2)).join(' ')}`);
+    return;
+  }
+  const rate = backlog / ((doneAt - releasedAt) / 1000);
+  console.log(
+    `  catch-up: a backlog of ${backlog} padded blocks (head held ${seconds} s) read in ${f((doneAt - releasedAt) / 1000, 2)} s: ${f(rate, 2)} blocks a second, ` +
+      `${f(rate / 2.5, 2)} times mainnet's 2.5 (target ≥ 5: ${rate >= 12.5 ? 'met' : 'NOT met'}); gateway CPU ${f((1000 * cpu) / backlog)} ms a block; ` +
+      `load average ${loadavg().map((x) => f(x, 2)).join(' ')}`,
+  );
 }
 
 main().then(

@@ -164,6 +164,7 @@ CREATE UNIQUE INDEX "forward_txs_live_nonce_uq" ON "forward_txs" USING btree ("n
 CREATE UNIQUE INDEX "payment_configs_callback_url_uq" ON "payment_configs" USING btree ("callback_url");--> statement-breakpoint
 CREATE UNIQUE INDEX "payment_configs_callback_key_uq" ON "payment_configs" USING btree ("callback_key");--> statement-breakpoint
 CREATE INDEX "payment_configs_family_address_in_idx" ON "payment_configs" USING btree ("family","address_in");--> statement-breakpoint
+CREATE INDEX "payment_configs_family_created_at_idx" ON "payment_configs" USING btree ("family","created_at");--> statement-breakpoint
 CREATE INDEX "payment_configs_callback_host_idx" ON "payment_configs" USING btree ("callback_host");--> statement-breakpoint
 CREATE UNIQUE INDEX "payments_deposit_key_uq" ON "payments" USING btree ("deposit_key");--> statement-breakpoint
 CREATE INDEX "payments_config_ticker_idx" ON "payments" USING btree ("config_id","ticker");--> statement-breakpoint

@@ -8,6 +8,9 @@ import { mainnetShapedBlock, spawnServer } from './sol-replay';
  * executes far fewer than 3,000 transactions in a 400 ms slot; through this proxy the gateway reads a
  * mainnet-sized block every slot, at mainnet's rate, with real deposits inside. Every other call passes
  * through untouched. `POST /pad` with `{"on": false}` turns the padding off (a baseline), `{"on": true}` on.
+ * `POST /hold` with `{"slot": n}` holds the head the gateway sees at slot n (getSlot answers n, getBlocks
+ * ranges end there) while the chain goes on, `{"slot": null}` lets it go: a backlog to catch up from. Every
+ * block answer served is logged (`POST /served`: [slot, ms since the epoch] of each since `since`).
  */
 const PROXY = `
 const http = require('node:http');
@@ -16,6 +19,8 @@ const upstream = new URL(process.argv[1]);
 const padding = fs.readFileSync(process.argv[2], 'utf8');
 let on = true;
 let padded = 0;
+let held = null;
+const served = [];
 const agent = new http.Agent({ keepAlive: true });
 const server = http.createServer((req, res) => {
   const chunks = [];
@@ -27,12 +32,43 @@ const server = http.createServer((req, res) => {
       res.setHeader('content-type', 'application/json');
       return res.end(JSON.stringify({ on, padded }));
     }
+    if (req.url === '/hold') {
+      held = JSON.parse(body.toString('utf8')).slot;
+      res.setHeader('content-type', 'application/json');
+      return res.end(JSON.stringify({ held }));
+    }
+    if (req.url === '/served') {
+      const since = JSON.parse(body.toString('utf8')).since;
+      res.setHeader('content-type', 'application/json');
+      return res.end(JSON.stringify(served.filter((s) => s[1] >= since)));
+    }
     let pad = false;
+    let log = -1;
+    let call;
     try {
-      const call = JSON.parse(body.toString('utf8'));
-      pad = on && !Array.isArray(call) && call.method === 'getBlock' && call.params?.[1]?.transactionDetails === 'accounts';
+      call = JSON.parse(body.toString('utf8'));
+      log = !Array.isArray(call) && call.method === 'getBlock' && call.params?.[1]?.transactionDetails === 'accounts' ? call.params[0] : -1;
+      pad = on && log >= 0;
     } catch {}
+    if (held !== null && call && !Array.isArray(call)) {
+      if (call.method === 'getSlot') {
+        res.setHeader('content-type', 'application/json');
+        return res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: held }));
+      }
+      if (call.method === 'getBlocks') {
+        call.params[1] = Math.min(call.params[1] ?? held, held);
+        if (call.params[1] < call.params[0]) {
+          res.setHeader('content-type', 'application/json');
+          return res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: [] }));
+        }
+        return forward(Buffer.from(JSON.stringify(call)), false, -1);
+      }
+    }
+    forward(body, pad, log);
+  });
+  function forward(body, pad, log) {
     const up = http.request(upstream, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length } }, (r) => {
+      if (log >= 0) r.on('end', () => { served.push([log, Date.now()]); if (served.length > 100000) served.splice(0, 50000); });
       if (!pad) {
         res.writeHead(r.statusCode, { 'content-type': r.headers['content-type'] || 'application/json' });
         return r.pipe(res);
@@ -54,7 +90,7 @@ const server = http.createServer((req, res) => {
     });
     up.on('error', () => { res.statusCode = 502; res.end(); });
     up.end(body);
-  });
+  }
 });
 server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
 `;
@@ -64,6 +100,10 @@ export interface PadProxy {
   pid: number;
   /** Padding on or off; answers how many blocks were padded so far. */
   pad(on: boolean): Promise<number>;
+  /** Holds the head the gateway sees at `slot`, or lets it go (null). */
+  hold(slot: number | null): Promise<void>;
+  /** [slot, epoch ms] of each block answer served since `since` (epoch ms). */
+  served(since: number): Promise<Array<[number, number]>>;
   stop(): Promise<void>;
 }
 
@@ -77,5 +117,7 @@ export async function startPadProxy(upstream: string, txs: number, watchedMint: 
       const r = await fetch(`${server.url}/pad`, { method: 'POST', body: JSON.stringify({ on }) });
       return ((await r.json()) as { padded: number }).padded;
     },
+    hold: async (slot) => void (await fetch(`${server.url}/hold`, { method: 'POST', body: JSON.stringify({ slot }) }).then((r) => r.text())),
+    served: async (since) => (await (await fetch(`${server.url}/served`, { method: 'POST', body: JSON.stringify({ since }) })).json()) as Array<[number, number]>,
   };
 }

@@ -64,12 +64,15 @@ export interface ScanScope {
    */
   watched?: boolean;
   /**
-   * Which of these addresses a configuration of the network watches, asked now. Given, an adapter may read
-   * only the transactions that name a watched address (Solana: a mainnet block's other transactions cost more
-   * to parse than the slot's share of a core); the deposits to watched addresses are the same, `txids` then
-   * lists only those transactions. Absent: every transaction is read.
+   * The address_in of every configuration of the network's family, as of the call: an adapter calls it after it
+   * has listed the blocks it is about to read, so it holds every address a payment in those blocks can be to
+   * (an address is handed out after its configuration is stored, and paid after that). The same array, only
+   * ever appended to (a configuration is never deleted), from call to call. Given, an adapter may read only
+   * the transactions that name a watched address (Solana: a mainnet block's other transactions cost more to
+   * parse than the slot's share of a core); the deposits to watched addresses are the same, `txids` then lists
+   * only those transactions. Absent: every transaction is read.
    */
-  watchedAmong?(addresses: string[]): Promise<Set<string>>;
+  watchedAddresses?(): Promise<readonly string[]>;
 }
 
 export interface ScanBatch {

@@ -64,6 +64,8 @@ export const paymentConfigs = pgTable(
     uniqueIndex('payment_configs_callback_key_uq').on(t.callbackKey),
     // Watchers match a block's candidate recipients with one query on this index.
     index('payment_configs_family_address_in_idx').on(t.family, t.addressIn),
+    // Watchers keep the watched addresses in memory and read only the rows created since (src/detection/watched-addresses.ts).
+    index('payment_configs_family_created_at_idx').on(t.family, t.createdAt),
     // A forward's fee tier sums the callback host's recent payments: its configurations by this index.
     index('payment_configs_callback_host_idx').on(t.callbackHost),
   ],

@@ -1,9 +1,10 @@
 import { NETWORKS } from '../domain/assets';
 import { confirmationsAtDetection } from '../domain/finality';
 import type { Db } from '../db/client';
-import { addressesWatched, anyConfigOf, configsPaid, readCursor, writeCursor, type WatchedConfig } from '../db/queries/watch';
+import { anyConfigOf, configsPaid, readCursor, writeCursor, type WatchedConfig } from '../db/queries/watch';
 import type { ChainAdapter, Cursor, ObservedDeposit, ScanBatch, ScannedBlock } from '../chains/adapter';
 import { firstStart } from './first-start';
+import { watchedAddressesOf } from './watched-addresses';
 import { observeWatcher } from '../observability/chain-metrics';
 
 export type { WatchedConfig };
@@ -67,15 +68,6 @@ export async function matchBlock(db: Db, network: string, block: ScannedBlock, t
   return out;
 }
 
-/**
- * Which of `addresses` are the address_in of a configuration of the network's family: one indexed query for
- * a block's thousands of addresses (sent as one text parameter, not one bind parameter each), asked after the
- * block was read, so a configuration made before a payment to it was sent is always seen.
- */
-export async function watchedAmong(db: Db, network: string, addresses: string[]): Promise<Set<string>> {
-  return addressesWatched(db, NETWORKS[network].addressFamily, addresses);
-}
-
 /** Networks with a watched address, per database: a configuration is never deleted, so once known is enough. */
 const watchedNetworks = new WeakMap<Db, Set<string>>();
 
@@ -112,7 +104,8 @@ export async function scanOnce(adapter: ChainAdapter, db: Db, network: string, o
     }
   }
   const watched = await anyWatched(db, network);
-  const batch = await adapter.scan(from, opts.maxBlocks, { watched, watchedAmong: (addresses) => watchedAmong(db, network, addresses) });
+  const list = watchedAddressesOf(db, NETWORKS[network].addressFamily);
+  const batch = await adapter.scan(from, opts.maxBlocks, { watched, watchedAddresses: () => list.current() });
   // A configuration made while these blocks were read without what only payments need (EVM traces) may
   // have been paid in them: nothing is kept, and the next pass reads them again with it.
   if (!watched && (await anyWatched(db, network))) return [];

@@ -4,7 +4,7 @@
  * with escaped quotes and braces inside strings, white space between tokens, and answers that hold no block.
  */
 import { Keypair } from '@solana/web3.js';
-import { namedAddresses, outlineBlock, transactionsNaming } from '../../src/chains/sol/block-bytes';
+import { WatchedBytes, outlineBlock, transactionsNaming, watchedNamed } from '../../src/chains/sol/block-bytes';
 import { scannedWatchedBlock } from '../../src/chains/sol/scan';
 
 const key = () => Keypair.generate().publicKey.toBase58();
@@ -48,24 +48,48 @@ test('the outline finds the hash, each transaction and the addresses each names,
   }
 });
 
-test('named addresses: account keys and token owners of compact JSON; another form is left to the outline', () => {
-  const [payer, a, owner] = [key(), key(), key()];
+function watching(...addresses: string[]): WatchedBytes {
+  const w = new WatchedBytes();
+  for (const a of addresses) w.add(a);
+  return w;
+}
+
+test('watched named addresses: account keys and token owners of compact JSON; another form is left to the outline', () => {
+  const [payer, a, owner, stranger] = [key(), key(), key(), key()];
   const compact = answer([tx([payer, a], owner)]);
-  const named = namedAddresses(compact)!;
+  const named = watchedNamed(compact, watching(payer, a, owner, stranger))!;
   expect(named.blockhash).toBe(JSON.parse(compact.toString()).result.blockhash);
   expect(new Set(named.addresses)).toEqual(new Set([payer, a, owner]));
-  expect(namedAddresses(answer([tx([payer, a], owner)], 2))).toBeNull();
+  expect(watchedNamed(compact, watching(stranger))!.addresses).toEqual([]);
+  expect(watchedNamed(compact, watching())).toEqual({ blockhash: named.blockhash, addresses: [] });
+  expect(watchedNamed(answer([tx([payer, a], owner)], 2), watching(a))).toBeNull();
 });
 
-test('a block naming no watched address is read for its hash alone; one naming one has that transaction parsed, in either form', async () => {
+test('the watched table tells apart thousands of addresses, and a prefix or an extension of one is not it', () => {
+  const all = Array.from({ length: 5000 }, key);
+  const w = watching(...all.slice(0, 2500));
+  const probe = (a: string) => {
+    const b = Buffer.from(`"${a}"`, 'latin1');
+    return w.find(b, 1);
+  };
+  expect(all.slice(0, 2500).every((a) => probe(a) === a)).toBe(true);
+  expect(all.slice(2500).some((a) => probe(a) !== undefined)).toBe(false);
+  expect(probe(all[0].slice(0, -1))).toBeUndefined();
+  expect(probe(all[0] + '1')).toBeUndefined();
+  expect(w.size).toBe(2500);
+  w.add(all[0]);
+  expect(w.size).toBe(2500);
+});
+
+test('a block naming no watched address is read for its hash alone; one naming one has that transaction parsed, in either form', () => {
   const ctx = { network: 'solana', nativeTicker: 'sol', mints: new Map<string, string>() };
   const [payer, watched, other] = [key(), key(), key()];
   const txs = [tx([payer, other], null), tx([payer, watched], null)];
   for (const indent of [undefined, 2]) {
     const bytes = answer(txs, indent);
-    const none = await scannedWatchedBlock(bytes, 5, ctx, async () => new Set());
+    const none = scannedWatchedBlock(bytes, 5, ctx, watching(key()));
     expect(none).toMatchObject({ height: 5n, hash: JSON.parse(bytes.toString()).result.blockhash, deposits: [], txids: [] });
-    const one = await scannedWatchedBlock(bytes, 5, ctx, async (addresses) => new Set(addresses.filter((x) => x === watched)));
+    const one = scannedWatchedBlock(bytes, 5, ctx, watching(watched));
     expect(one.txids).toEqual([txs[1].transaction.signatures[0]]);
     expect(one.deposits.map((d) => [d.recipient, d.amount])).toEqual([[watched, 2_000_000n]]);
   }

@@ -86,7 +86,8 @@ test('a frozen endpoint is taken out (log, metric), deposits after the freeze ar
   );
   // Read as the watcher reads: only the transactions naming a watched address are parsed.
   const watched = new Set([solTo, splTo]);
-  const scope = { watched: true, watchedAmong: async (addresses: string[]) => new Set(addresses.filter((x) => watched.has(x))) };
+  const list = [...watched];
+  const scope = { watched: true, watchedAddresses: async () => list };
   const blocksAskedOfFrozen = a.calls('getBlock');
   let cursor = before;
   const found: ObservedDeposit[] = [];

@@ -35,6 +35,7 @@ import { prepareSolForward, prepareSplForward, recentBlockhashOf, sourceOf } fro
 import { classifySolError, solConnection } from './rpc';
 import { scannedBlock, scannedWatchedBlock } from './scan';
 import { SolBlockReader } from './block-reader';
+import { WatchedBytes } from './block-bytes';
 import { prepareSolSweep, prepareSplSweep, solBalance, solBalanceSeen } from './sweep';
 import { EndpointPool } from '../endpoints';
 import { startEndpointHealth, type EndpointHealth, type HealthBounds } from '../endpoint-health';
@@ -115,15 +116,26 @@ export class SolAdapter implements ChainAdapter {
     const slots = await this.reader.slotsAfter(after, Number(head.height), maxBlocks);
     const blocks: ScannedBlock[] = [];
     const ctx = { network: this.network, nativeTicker: this.nativeTicker, mints: this.mints };
-    const watchedAmong = scope.watchedAmong;
-    if (watchedAmong) {
-      for await (const [slot, b] of this.reader.blocks(slots, (s) => this.reader.blockBytes(s))) if (b) blocks.push(await scannedWatchedBlock(b, slot, ctx, watchedAmong));
+    if (scope.watchedAddresses) {
+      // Asked once the slots are listed: every block read below was made before, so the answer covers them.
+      const watched = this.watchedBytes(await scope.watchedAddresses());
+      for await (const [slot, b] of this.reader.blocks(slots, (s) => this.reader.blockBytes(s))) if (b) blocks.push(scannedWatchedBlock(b, slot, ctx, watched));
     } else {
       for await (const [slot, b] of this.reader.blocks(slots)) if (b) blocks.push(scannedBlock(b, slot, ctx));
     }
     // With fewer than maxBlocks existing blocks the whole range up to the head has been read.
     const next: Cursor = slots.length < maxBlocks ? head : { height: blocks[blocks.length - 1].height, hash: blocks[blocks.length - 1].hash };
     return { blocks, cursor: next, rewound };
+  }
+
+  /** The byte table of the watched addresses, kept up to date with the watcher's growing list. */
+  private watched?: { list: readonly string[]; synced: number; bytes: WatchedBytes };
+
+  private watchedBytes(list: readonly string[]): WatchedBytes {
+    if (this.watched?.list !== list) this.watched = { list, synced: 0, bytes: new WatchedBytes() };
+    const w = this.watched;
+    for (; w.synced < list.length; w.synced++) w.bytes.add(list[w.synced]);
+    return w.bytes;
   }
 
   async blockTime(height: bigint): Promise<number | null> {

@@ -26,7 +26,8 @@ const OPEN_ARRAY = 0x5b;
 const CLOSE_OBJECT = 0x7d;
 const CLOSE_ARRAY = 0x5d;
 
-const NAMING_KEYS = ['"pubkey":"', '"owner":"'];
+/** The keys whose value names an address a deposit can be to: an account key, a token balance's owner. */
+const NAMING = /"(?:pubkey|owner)":"/;
 const BLOCKHASH = /"blockhash":"([1-9A-HJ-NP-Za-km-z]{32,44})"/;
 
 /** Whether every `"key"` in the text is followed at once by `:"` (the node writes compact JSON), judged by the first. */
@@ -41,29 +42,111 @@ function hashOf(buf: Uint8Array, start: number, end: number): number {
 }
 
 /**
- * The cheaper reading for a block that most likely names no watched address: its hash and the distinct
- * addresses its transactions name as account keys (a SOL recipient, loaded addresses included) or as a token
- * balance's owner (an SPL recipient), found by searching the answer's text for those two keys. Null when the
- * answer is not the compact JSON the search is written for: the full outline below reads any.
+ * The watched addresses as a table a block's bytes are probed with: an address string of the block is looked
+ * up where it lies, so no string is made for the thousands a mainnet block names that nobody watches (votes
+ * and every other transaction cost one hash and one probe per address they name). Only ever added to. The
+ * addresses' bytes lie end to end in one array (a gateway may watch millions: no object per address).
  */
-export function namedAddresses(bytes: Buffer): { blockhash: string; addresses: string[] } | null {
+export class WatchedBytes {
+  private slots = new Int32Array(1 << 10).fill(-1);
+  private bytes = new Uint8Array(1 << 14);
+  private used = 0;
+  /** Per entry: where its bytes start in `bytes`, their length, its hash. */
+  private readonly starts: number[] = [];
+  private readonly lengths: number[] = [];
+  private readonly hashes: number[] = [];
+
+  get size(): number {
+    return this.starts.length;
+  }
+
+  has(address: string): boolean {
+    const b = Buffer.from(`${address}"`, 'latin1');
+    return this.find(b, 0) !== undefined;
+  }
+
+  /** `address`: base58, so its latin1 bytes are what a block's text holds. */
+  add(address: string): void {
+    if (address.length < 8 || this.has(address)) return;
+    while (this.used + address.length > this.bytes.length) {
+      const grown = new Uint8Array(this.bytes.length * 2);
+      grown.set(this.bytes);
+      this.bytes = grown;
+    }
+    const start = this.used;
+    this.bytes.set(Buffer.from(address, 'latin1'), start);
+    this.used += address.length;
+    this.starts.push(start);
+    this.lengths.push(address.length);
+    this.hashes.push(headHash(this.bytes, start));
+    if (2 * this.starts.length > this.slots.length) {
+      this.slots = new Int32Array(this.slots.length * 2).fill(-1);
+      for (let e = 0; e < this.starts.length; e++) this.place(e);
+    } else {
+      this.place(this.starts.length - 1);
+    }
+  }
+
+  private place(e: number): void {
+    const mask = this.slots.length - 1;
+    let slot = this.hashes[e] & mask;
+    while (this.slots[slot] !== -1) slot = (slot + 1) & mask;
+    this.slots[slot] = e;
+  }
+
+  /**
+   * The watched address that the string starting at buf[start] spells (its closing quote included), or
+   * undefined. Told by its first bytes, so the string's end is looked for only when they are a watched one's.
+   */
+  find(buf: Uint8Array, start: number): string | undefined {
+    if (start + 8 > buf.length) return undefined;
+    const hash = headHash(buf, start);
+    const mask = this.slots.length - 1;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const e = this.slots[slot];
+      if (e === -1) return undefined;
+      if (this.hashes[e] !== hash) continue;
+      const at = this.starts[e];
+      const len = this.lengths[e];
+      if (buf[start + len] !== QUOTE) continue;
+      let k = 0;
+      while (k < len && this.bytes[at + k] === buf[start + k]) k++;
+      if (k === len) return Buffer.from(this.bytes.buffer, at, len).toString('latin1');
+    }
+  }
+}
+
+/** A hash of the 8 bytes at buf[start] (every address is longer: 32 to 44 base58 characters), a small integer. */
+function headHash(buf: Uint8Array, start: number): number {
+  const lo = buf[start] | (buf[start + 1] << 8) | (buf[start + 2] << 16) | (buf[start + 3] << 24);
+  const hi = buf[start + 4] | (buf[start + 5] << 8) | (buf[start + 6] << 16) | (buf[start + 7] << 24);
+  const x = Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1);
+  return (x ^ (x >>> 15)) & 0x3fffffff;
+}
+
+/**
+ * The cheaper reading of a block: its hash and the watched addresses its transactions name as account keys
+ * (a SOL recipient, loaded addresses included) or as a token balance's owner (an SPL recipient), found by
+ * searching the answer's text for those two keys and probing `watched` with each address after them. Null when
+ * the answer is not the compact JSON the search is written for: the full outline below reads any.
+ */
+export function watchedNamed(bytes: Buffer, watched: WatchedBytes): { blockhash: string; addresses: string[] } | null {
   const text = bytes.toString('latin1');
   if (!compact(text, '"pubkey"') || !compact(text, '"owner"') || !compact(text, '"blockhash"')) return null;
   const hash = BLOCKHASH.exec(text);
   if (!hash) return null;
-  const buf = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
-  const table = new AddressTable(buf);
-  for (const key of NAMING_KEYS) {
-    for (let i = text.indexOf(key); i >= 0; ) {
-      const start = i + key.length;
-      const end = text.indexOf('"', start);
-      if (end < 0) break;
-      // Anything else there is no address (base58 has no escaped character, so its end is this quote).
-      if (end - start >= 32 && end - start <= 44) table.add(start, end, hashOf(buf, start, end), -1);
-      i = text.indexOf(key, end);
+  const found = new Set<string>();
+  if (watched.size > 0) {
+    const buf = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
+    // One search for both keys; test() moves lastIndex past the match and makes no string (exec would, per naming).
+    const naming = new RegExp(NAMING, 'g');
+    while (naming.test(text)) {
+      // The value is that address when its bytes are followed by the closing quote (base58 has no escaped character).
+      const a = watched.find(buf, naming.lastIndex);
+      if (a !== undefined) found.add(a);
     }
   }
-  return { blockhash: hash[1], addresses: [...table.toMap(bytes).keys()] };
+  return { blockhash: hash[1], addresses: [...found] };
 }
 
 export interface BlockOutline {

@@ -47,14 +47,17 @@ export async function configsPaid(db: Db, family: string, recipients: string[]):
   return rows;
 }
 
-/** Which of `addresses` are the address_in of a configuration of the family (sent as one text parameter). */
-export async function addressesWatched(db: Db, family: string, addresses: string[]): Promise<Set<string>> {
-  if (addresses.length === 0) return new Set();
-  const rows = await db
-    .selectDistinct({ address: paymentConfigs.addressIn })
-    .from(paymentConfigs)
-    .where(and(eq(paymentConfigs.family, family), sql`${paymentConfigs.addressIn} = ANY(string_to_array(${addresses.join(',')}, ','))`));
-  return new Set(rows.map((r) => r.address));
+/**
+ * The address_in of the family's configurations created at or after `since` (all of them without), and the
+ * database's now() for the statement: one indexed range on (family, created_at), the addresses as one string
+ * (an address holds no comma), so a full load of many configurations makes no object per row.
+ */
+export async function addressesCreatedSince(db: Db, family: string, since: Date | null): Promise<{ at: Date; addresses: string[] }> {
+  const after = since === null ? sql`` : sql` AND created_at >= ${since.toISOString()}::timestamptz`;
+  const [row] = rowsOf<{ at: Date | string; addresses: string | null }>(
+    await db.execute(sql`SELECT now() AS at, string_agg(address_in, ',') AS addresses FROM payment_configs WHERE family = ${family}${after}`),
+  );
+  return { at: new Date(row.at), addresses: row.addresses ? row.addresses.split(',') : [] };
 }
 
 /** Whether any configuration of the address family exists. */
