@@ -175,6 +175,8 @@ export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflo
     showStage();
     await maybeContinue();
     if (ms !== fallbackMs) return condition(() => hints > readFrom, ms);
+    // A hint already here: no timer to join or start.
+    if (hints > readFrom) return true;
     const hinted = new CancellationScope();
     const woke = await Promise.race([
       hinted.run(() => condition(() => hints > readFrom)).then(
