@@ -5,10 +5,12 @@
 // state, before it grows past HISTORY_BUDGET events.
 import {
   ApplicationFailure,
+  CancellationScope,
   condition,
   continueAsNew,
   setCurrentDetails,
   setHandler,
+  sleep,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -133,13 +135,59 @@ export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflo
   }
 
   /**
+   * The fallback reading's timer, one for consecutive waits for a hint: a wait of fallbackMs joins the one
+   * under way instead of starting its own, and a hint leaves it running rather than cancelling it. A lost
+   * hint still costs at most fallbackMs; a happy path pays one timer event in all instead of a start and a
+   * cancel per wait. Undefined when none runs.
+   */
+  let fallback: { fired: Promise<boolean>; scope: CancellationScope } | undefined;
+
+  function fallbackTimer(): Promise<boolean> {
+    if (!fallback) {
+      const scope = new CancellationScope();
+      const fired = scope.run(() => sleep(fallbackMs)).then(
+        () => true,
+        () => false,
+      );
+      const mine = { fired, scope };
+      void fired.then(() => {
+        if (fallback === mine) fallback = undefined;
+      });
+      fallback = mine;
+    }
+    return fallback.fired;
+  }
+
+  /**
+   * Before a wait that no hint ends (the confirmed callback's next attempt, a resend): the fallback timer
+   * would only fire into it, a task for nothing.
+   */
+  function dropFallback(): void {
+    fallback?.scope.cancel();
+    fallback = undefined;
+  }
+
+  /**
    * Waits for a chain signal or `ms`; true when a signal came since the last reading began (a hint that
    * arrives while a reading is under way is kept for the next wait, not cleared by it).
    */
   async function waitHint(ms: number): Promise<boolean> {
     showStage();
     await maybeContinue();
-    return condition(() => hints > readFrom, ms);
+    if (ms !== fallbackMs) return condition(() => hints > readFrom, ms);
+    // A hint already here: no timer to join or start.
+    if (hints > readFrom) return true;
+    const hinted = new CancellationScope();
+    const woke = await Promise.race([
+      hinted.run(() => condition(() => hints > readFrom)).then(
+        () => true,
+        () => false,
+      ),
+      fallbackTimer().then(() => false),
+    ]);
+    // The timer won: the condition is dropped (a cancelled condition sends no command).
+    if (!woke) hinted.cancel();
+    return woke;
   }
 
   async function awaitFinality(): Promise<LifecycleEvent> {
@@ -208,7 +256,15 @@ export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflo
         c.snapshot = await snapshotConfirmed(uuid);
         return undefined;
       case 'deliver_confirmed':
-        return deliverConfirmed(c, { overBudget, maybeContinue, beforeWait: showStage, resendWindow: opts.resendWindow ?? '30 days' });
+        return deliverConfirmed(c, {
+          overBudget,
+          maybeContinue,
+          beforeWait: () => {
+            dropFallback();
+            showStage();
+          },
+          resendWindow: opts.resendWindow ?? '30 days',
+        });
     }
   }
 

@@ -57,6 +57,8 @@ describe('payment workflow: pushed, not polled', () => {
     expect(calls).toEqual(['confirmations 1', 'processing', 'forward', 'fate pending', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
     expect(status.state).toBe('done');
     expect(firstRunEvents).not.toContain('EVENT_TYPE_TIMER_FIRED');
+    // The hint was already there when the wait began: no fallback timer started for it.
+    expect(firstRunEvents).not.toContain('EVENT_TYPE_TIMER_STARTED');
   }, 60_000);
 
   it('a forward the chain already holds when the activity reads it (a retried activity re-sent mined bytes): no wait, no second reading', async () => {
