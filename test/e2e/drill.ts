@@ -60,6 +60,8 @@ export interface DrillOptions {
   chaosMinMs?: number;
   chaosMaxMs?: number;
   chaosUntilShare?: number;
+  /** Surfnet's slot time (default SURFNET_DRILL_SLOT_MS, sized for the full-size drill). */
+  solSlotTimeMs?: number;
   log?: (line: string) => void;
 }
 
@@ -138,7 +140,7 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
     const seed = HdSeed.loadOrCreate({ dataDir: dir });
     // The drill's chains are the three behind hostile proxies; the local Bitcoin and Bitcoin Cash nodes stay off.
     const devnets: Devnets = await startDevnets(path.join(dir, 'devnet'), {
-      seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: SURFNET_DRILL_SLOT_MS, bitcoin: false, bitcoincash: false,
+      seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: o.solSlotTimeMs ?? SURFNET_DRILL_SLOT_MS, bitcoin: false, bitcoincash: false,
     });
     stops.push(() => devnets.stop());
     const st = devnets.state;
