@@ -21,6 +21,8 @@ const prices = new SwitchablePrices();
 let gw: Gateway;
 
 let stopTraffic: (() => Promise<void>) | undefined;
+/** When the other customers' first transfer was mined. */
+let trafficSince = 0;
 
 beforeAll(async () => {
   gw = await startGateway({
@@ -50,6 +52,7 @@ async function otherCustomers(): Promise<() => Promise<void>> {
   const tip = (await provider.getFeeData()).maxPriorityFeePerGas ?? undefined;
   const send = async () => void (await (await wallet.sendTransaction({ to: Wallet.createRandom().address, value: 1n, maxPriorityFeePerGas: tip })).wait());
   await send();
+  trafficSince = Date.now();
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
@@ -67,7 +70,7 @@ async function otherCustomers(): Promise<() => Promise<void>> {
 async function publishedMinimum(ticker: string): Promise<bigint> {
   await waitFor(async () => (await catalogOf(gw))[ticker]?.minimum != null, 90_000, `${ticker} minimum computed`);
   // Two refreshes (MINIMUM_REFRESH_MS) after the other customers' first transfer at the latest.
-  await new Promise((r) => setTimeout(r, 4_500));
+  await new Promise((r) => setTimeout(r, Math.max(0, trafficSince + 4_500 - Date.now())));
   return parseUnits((await catalogOf(gw))[ticker].minimum!, ASSETS[ticker].decimals);
 }
 

@@ -21,7 +21,9 @@ beforeAll(async () => {
     killGapMs: [15_000, 40_000],
     chaosMinMs: 30_000,
     chaosMaxMs: 180_000,
-    // The swallowed SOL forward needs its blockhash expired (150 blocks of 1.2 s slots) before it is signed again.
+    // The swallowed SOL forward needs its blockhash expired (150 slots) before it is signed again: 600 ms slots
+    // make that 90 s, and the ~1,050 slots surfnet answers for (drill.ts) ~10 minutes, twice this drill's length.
+    solSlotTimeMs: 600,
     settleMs: 300_000,
     log: (l) => {
       lines.push(l);

@@ -60,6 +60,8 @@ export interface DrillOptions {
   chaosMinMs?: number;
   chaosMaxMs?: number;
   chaosUntilShare?: number;
+  /** Surfnet's slot time (default SURFNET_DRILL_SLOT_MS, sized for the full-size drill). */
+  solSlotTimeMs?: number;
   log?: (line: string) => void;
 }
 
@@ -138,7 +140,7 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
     const seed = HdSeed.loadOrCreate({ dataDir: dir });
     // The drill's chains are the three behind hostile proxies; the local Bitcoin and Bitcoin Cash nodes stay off.
     const devnets: Devnets = await startDevnets(path.join(dir, 'devnet'), {
-      seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: SURFNET_DRILL_SLOT_MS, bitcoin: false, bitcoincash: false,
+      seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: o.solSlotTimeMs ?? SURFNET_DRILL_SLOT_MS, bitcoin: false, bitcoincash: false,
     });
     stops.push(() => devnets.stop());
     const st = devnets.state;
@@ -147,10 +149,12 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
     stops.push(() => health.stop());
 
     const faults = o.faults ?? {};
+    // Calm until every minimum is published: the workers' first minimum refresh is the only one within the
+    // drill (MINIMUM_REFRESH_MS, 5 minutes), and a fault it met left an asset without a minimum past the wait.
     const proxies: Record<string, HostileRpc> = {
-      ethereum: await startHostileRpc({ upstream: st.ethereum!.rpcUrl, seed: (o.seed ?? 42) + 1, probabilities: faults, dropMode: 'mixed' }),
-      solana: await startHostileRpc({ upstream: st.solana!.rpcUrl, seed: (o.seed ?? 42) + 2, probabilities: faults, dropMode: 'mixed' }),
-      litecoin: await startHostileRpc({ upstream: st.litecoin!.rpcUrl, seed: (o.seed ?? 42) + 3, probabilities: faults, dropMode: 'mixed' }),
+      ethereum: await startHostileRpc({ upstream: st.ethereum!.rpcUrl, seed: (o.seed ?? 42) + 1, probabilities: faults, dropMode: 'mixed', enabled: false }),
+      solana: await startHostileRpc({ upstream: st.solana!.rpcUrl, seed: (o.seed ?? 42) + 2, probabilities: faults, dropMode: 'mixed', enabled: false }),
+      litecoin: await startHostileRpc({ upstream: st.litecoin!.rpcUrl, seed: (o.seed ?? 42) + 3, probabilities: faults, dropMode: 'mixed', enabled: false }),
     };
     for (const p of Object.values(proxies)) stops.push(() => p.close());
 
@@ -193,6 +197,7 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
       }
       return tickers.every((t) => minimums[t] !== undefined);
     }, 180_000, 'every published minimum');
+    for (const p of Object.values(proxies)) p.rage();
     stage(`published minimums ${tickers.map((t) => `${t} ${formatUnits(minimums[t], ASSETS[t].decimals)}`).join(', ')}`);
     for (const ticker of tickers) {
       for (let i = 0; i < o.configsPerTicker; i++) {

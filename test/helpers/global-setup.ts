@@ -26,7 +26,12 @@ export default async function globalSetup(): Promise<void> {
   execFileSync(c1, a1, { stdio: 'ignore' });
   const port = await freePort('127.0.0.1');
   const [c2, a2] = wrap(postgres, ['-D', data, '-p', String(port), '-k', dir, '-h', '127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=300']);
-  const child = spawn(c2, a2, { stdio: 'ignore', detached: true });
+  // Its log (a backend's crash, a terminated connection) beside the test files' logs, kept after the run.
+  const logDir = path.join(os.tmpdir(), `gw-test-logs-${process.getuid?.() ?? 'u'}`);
+  fs.mkdirSync(logDir, { recursive: true });
+  const pgLog = fs.openSync(path.join(logDir, `postgresql-${port}.log`), 'w');
+  const child = spawn(c2, a2, { stdio: ['ignore', pgLog, pgLog], detached: true });
+  fs.closeSync(pgLog);
   child.unref();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   await waitForPg(url, 30_000);
