@@ -92,13 +92,13 @@ export function createDepositActivities(deps: DepositDeps) {
       // Signed and accepted by the node a moment ago: it is in the mempool, and a reading now would say so at
       // the cost of a read and the node's round trips. A stored forward sent again is read: it may be mined already.
       if (signedNow) return { ...sent, fate: { status: 'pending', txidOut: sent.txidOut, note: 'broadcast now' } };
-      const fate = await readFate(uuid);
+      const fate = await readForwardFate(uuid);
       return fate ? { ...sent, fate } : sent;
     });
   }
 
   /** One reading of the forward's fate; undefined when the node or the database did not answer (no reading). */
-  async function readFate(uuid: string): Promise<ForwardFate | undefined> {
+  async function readForwardFate(uuid: string): Promise<ForwardFate | undefined> {
     try {
       return await forward.forwardFate(uuid);
     } catch (e) {
@@ -124,7 +124,7 @@ export function createDepositActivities(deps: DepositDeps) {
       if (left > 0) await heads.next(network, seen, left);
       seen = heads.seen(network);
       const last = Date.now() >= until;
-      const read = await readFate(uuid);
+      const read = await readForwardFate(uuid);
       if ((read && read.status !== 'pending') || last) return read;
     }
   }

@@ -10,7 +10,7 @@ import { forwards } from '../src/observability/metrics';
 import type { DepositDeps, ForwardFate } from './deposit-types';
 export type { ForwardFate } from './deposit-types';
 import { asset, permanent, planFromJson, planToJson, toDeposit } from './forward-support';
-import { priceOfNativeInAsset } from './pricing';
+import { priceOfNativeInAsset } from './fee-inputs';
 
 /** A forward sent: its txid, the node's refusal (a reading, not a verdict), and whether this call signed it. */
 export interface Broadcast {

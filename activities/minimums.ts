@@ -14,7 +14,7 @@ import { nativeCostInAsset } from '../src/domain/network-cost';
 import { logger } from '../src/observability/logger';
 import { scrubText } from '../src/observability/redact';
 import type { PriceSource } from '../src/prices/source';
-import { priceOfNativeInAsset } from './pricing';
+import { priceOfNativeInAsset } from './fee-inputs';
 
 /** The side effects of workflows/minimums.ts: recompute the current minimums, and the operator's pin. */
 

@@ -11,7 +11,7 @@ import type { PriceSource } from '../src/prices/source';
 import type { DepositInput, Evaluation } from './deposit-types';
 import { asset } from './forward-support';
 import { minimumFor } from './minimums';
-import { chooseFeeFor, priceOfNativeInAsset } from './pricing';
+import { chooseFeeFor, priceOfNativeInAsset } from './fee-inputs';
 
 // A deposit's first step, when the watcher has seen it: its payment row, and whether it is worth forwarding.
 

@@ -10,7 +10,7 @@
  */
 import { parseArgs } from 'node:util';
 import { sql } from 'drizzle-orm';
-import { rollingVolumeUsdt } from '../activities/pricing';
+import { rollingVolumeUsdt } from '../activities/fee-inputs';
 import { openPostgres, type Database } from '../src/db/client';
 import { benchServer } from './lib/database';
 import { stats } from './pipeline/report';

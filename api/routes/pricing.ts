@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { PRICING_CURRENCY, PRICING_WINDOW_DAYS, publicTiers } from '../../src/domain/pricing';
+import { PRICING_CURRENCY, PRICING_WINDOW_DAYS, publicTiers } from '../../src/domain/standard-tiers';
 import { DecimalString, errorResponses } from '../schemas';
 
 /** SPEC 4.8: the standard global rolling-volume fee schedule (path and shape are this gateway's choice). */

@@ -6,7 +6,7 @@ import { loadSigner, type Signer } from '../callbacks/signer';
 import { ConfigError, type Config } from '../config';
 import type { Database } from '../db/client';
 import type { FeePolicy } from '../domain/fees';
-import { STANDARD_TIERS } from '../domain/pricing';
+import { STANDARD_TIERS } from '../domain/standard-tiers';
 import { publicMaterialFrom, type PublicMaterial } from '../addresses/public-material';
 import { DEVNET_PRICES, FixedPriceSource, HttpPriceSource, NoPriceSource, type PriceSource } from '../prices/source';
 

@@ -7,7 +7,7 @@
 import { Wallet, parseEther } from 'ethers';
 import { eq } from 'drizzle-orm';
 import { createDepositActivities } from '../../activities/deposit';
-import { priceOfNativeInAsset } from '../../activities/pricing';
+import { priceOfNativeInAsset } from '../../activities/fee-inputs';
 import type { ObservedDeposit } from '../../src/chains/adapter';
 import { EvmAdapter } from '../../src/chains/evm/adapter';
 import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
@@ -15,7 +15,7 @@ import { recordDeposit, storeFeePercent } from '../../src/db/queries/payments';
 import { paymentConfigs, payments } from '../../src/db/schema';
 import { ASSETS } from '../../src/domain/assets';
 import { convertUnits, percentOf } from '../../src/domain/money';
-import { STANDARD_TIERS } from '../../src/domain/pricing';
+import { STANDARD_TIERS } from '../../src/domain/standard-tiers';
 import { DEVNET_PRICES, FixedPriceSource } from '../../src/prices/source';
 import { evmGasTankKey } from '../../src/chains/sponsor';
 import { createTestDatabase } from '../helpers/db';

@@ -13,7 +13,7 @@ import { judgeObserved } from '../../activities/observed';
 import { loadPayment, recordDeposit } from '../../src/db/queries/payments';
 import { paymentConfigs } from '../../src/db/schema';
 import { dueHeight } from '../../src/domain/finality';
-import { STANDARD_TIERS } from '../../src/domain/pricing';
+import { STANDARD_TIERS } from '../../src/domain/standard-tiers';
 import { DEVNET_PRICES, FixedPriceSource } from '../../src/prices/source';
 import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
 import { jsonRpc } from '../../src/chains/json-rpc';

@@ -17,7 +17,7 @@ import { percentOf } from '../../src/domain/money';
 import type { FeePolicy } from '../../src/domain/fees';
 import { paymentConfigs, payments } from '../../src/db/schema';
 import { dueHeight } from '../../src/domain/finality';
-import { STANDARD_TIERS } from '../../src/domain/pricing';
+import { STANDARD_TIERS } from '../../src/domain/standard-tiers';
 import { DEVNET_PRICES, FixedPriceSource } from '../../src/prices/source';
 import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
 import { headHub, openHeadFeed, type HeadFeed } from '../../src/detection/heads';

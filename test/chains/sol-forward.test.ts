@@ -12,7 +12,7 @@ import { ComputeBudgetInstruction, ComputeBudgetProgram, Keypair, PublicKey, Sys
 import { eq } from 'drizzle-orm';
 import { createDepositActivities } from '../../activities/deposit';
 import { planToJson } from '../../activities/forward-support';
-import { priceOfNativeInAsset } from '../../activities/pricing';
+import { priceOfNativeInAsset } from '../../activities/fee-inputs';
 import { InsufficientAmountError, NodeUnavailableError, type ForwardPlan, type ObservedDeposit } from '../../src/chains/adapter';
 import { sendAndPoll, startSurfnet, type SurfnetDevnet } from '../../devnet/surfnet';
 import { SOL_FORWARD_UNITS } from '../../src/chains/sol/fees';
@@ -24,7 +24,7 @@ import { recordDeposit, storeFeePercent } from '../../src/db/queries/payments';
 import { paymentConfigs, payments } from '../../src/db/schema';
 import { ASSETS } from '../../src/domain/assets';
 import { convertUnits, percentOf } from '../../src/domain/money';
-import { STANDARD_TIERS } from '../../src/domain/pricing';
+import { STANDARD_TIERS } from '../../src/domain/standard-tiers';
 import { DEVNET_PRICES, FixedPriceSource } from '../../src/prices/source';
 import { createTestDatabase } from '../helpers/db';
 import { surfnetChain, testSeed, type LiveChain } from '../helpers/nodes';

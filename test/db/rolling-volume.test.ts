@@ -1,6 +1,6 @@
 import Decimal from 'decimal.js';
 import { sql } from 'drizzle-orm';
-import { rollingVolumeUsdt } from '../../activities/pricing';
+import { rollingVolumeUsdt } from '../../activities/fee-inputs';
 import { createOrGetConfig } from '../../src/db/queries/configs';
 import { recordDeposit } from '../../src/db/queries/payments';
 import { payments } from '../../src/db/schema';

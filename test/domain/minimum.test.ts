@@ -13,7 +13,7 @@ import {
 } from '../../src/domain/minimum';
 import { parseUnits } from '../../src/domain/money';
 import { percentOf } from '../../src/domain/money';
-import { STANDARD_TIERS } from '../../src/domain/pricing';
+import { STANDARD_TIERS } from '../../src/domain/standard-tiers';
 
 /** SPEC 2.1, 2.2, 8: the operator's rule, and what the catalog, info and eligibility make of a stored figure. */
 

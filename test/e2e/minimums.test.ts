@@ -8,7 +8,7 @@ import { jsonRpc } from '../../src/chains/json-rpc';
 import { forwardFeeEstimate } from '../../src/chains/utxo/forward';
 import { BitcoinRpc, toSats } from '../../src/chains/utxo/rpc';
 import { minimumForCost, publishedMinimum } from '../../src/domain/minimum';
-import { STANDARD_TIERS } from '../../src/domain/pricing';
+import { STANDARD_TIERS } from '../../src/domain/standard-tiers';
 import { formatUnits, parseUnits } from '../../src/domain/money';
 import { ensureMinimumSchedule, MINIMUM_SCHEDULE_ID } from '../../src/temporal/minimum-schedule';
 import type { RefreshReport } from '../../activities/minimums';

@@ -7,7 +7,7 @@ import { loadPayment, recordDeposit, storeFeePercent } from '../../src/db/querie
 import { paymentConfigs, sweeps } from '../../src/db/schema';
 import { ASSETS, NETWORKS } from '../../src/domain/assets';
 import { dueHeight } from '../../src/domain/finality';
-import { STANDARD_TIERS } from '../../src/domain/pricing';
+import { STANDARD_TIERS } from '../../src/domain/standard-tiers';
 import { DEVNET_PRICES, FixedPriceSource } from '../../src/prices/source';
 import { TREASURY_INDEX } from '../../src/runtime/services';
 import type { SweepDeps } from '../../src/sweep/list';

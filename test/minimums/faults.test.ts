@@ -16,7 +16,7 @@ import { createTestDatabase } from '../helpers/db';
 import { testSeed, tmpDir } from '../helpers/nodes';
 import { waitFor } from '../helpers/process';
 import { createLocalEnv } from '../helpers/temporal';
-import { STANDARD_TIERS } from '../../src/domain/pricing';
+import { STANDARD_TIERS } from '../../src/domain/standard-tiers';
 
 /**
  * The refresh against nodes that fail: one that never answers (a silent TCP listener) and one that is gone
