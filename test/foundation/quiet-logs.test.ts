@@ -1,5 +1,8 @@
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { testLogSink } from '../helpers/test-logs';
 
 /**
  * Quiet by default: a test file's gateway logs go to its log file, printed (tail) only when one of its
@@ -54,4 +57,20 @@ it('DEBUG shows the logs live', () => {
   const r = runFixture({ DEBUG: '1' });
   expect(r.status).toBe(0);
   expect(r.out).toContain('QL-7Q');
+});
+
+it('a line logged after its file was closed reaches no descriptor that reused its number', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quiet-logs-'));
+  try {
+    const earlier = testLogSink(path.join(dir, 'earlier.log'));
+    earlier.close();
+    // The next file opened takes the lowest free number: the one just closed (a socket, in a jest worker).
+    const next = path.join(dir, 'next.log');
+    const fd = fs.openSync(next, 'w');
+    earlier.write('{"late":"line"}\n');
+    fs.closeSync(fd);
+    expect(fs.readFileSync(next, 'utf8')).toBe('');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DefaultLogger, Runtime, type LogEntry } from '@temporalio/worker';
 import { setLogSink } from '../../src/observability/logger';
-import { testLogFile } from './test-logs';
+import { testLogFile, testLogSink } from './test-logs';
 
 /**
  * Quiet by default (jest setupFilesAfterEnv of the integration and e2e projects): the gateway's pino
@@ -13,14 +13,8 @@ import { testLogFile } from './test-logs';
 if (!process.env.DEBUG) {
   const file = testLogFile(expect.getState().testPath ?? 'unknown');
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const fd = fs.openSync(file, 'w');
-  const write = (line: string) => {
-    try {
-      fs.writeSync(fd, line);
-    } catch {
-      // A line logged after the file was closed (a late timer of a stopped part) is dropped.
-    }
-  };
+  const sink = testLogSink(file);
+  const write = sink.write;
   setLogSink({ write });
   try {
     Runtime.install({
@@ -29,11 +23,5 @@ if (!process.env.DEBUG) {
   } catch {
     // A runtime already exists in this module registry: keep it.
   }
-  afterAll(() => {
-    try {
-      fs.closeSync(fd);
-    } catch {
-      // already closed
-    }
-  });
+  afterAll(() => sink.close());
 }
