@@ -38,12 +38,30 @@ export interface RefreshReport {
 }
 
 /** A minimum cannot be computed now; the message is safe to store and show (no node URL, no credentials). */
-class Unavailable extends Error {}
+class Unavailable extends Error {
+  /** A node that did not answer within the timeout is not asked again in the same refresh. */
+  constructor(
+    message: string,
+    readonly askAgain = true,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A node's refusal or a dropped connection is often gone a moment later: the asset is asked again after
+ * these pauses before it is shown without a minimum until the next scheduled refresh (MINIMUM_REFRESH_MS).
+ */
+const PAUSES_BEFORE_ASKING_AGAIN_MS = [2_000, 5_000];
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Unavailable(`no fee estimate within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new Unavailable(`no fee estimate within ${ms} ms`, false)), ms);
     // A call the node never answers must not keep a stopping worker process alive.
     timer.unref();
   });
@@ -91,6 +109,18 @@ export function createMinimumActivities(deps: MinimumDeps) {
     return { cost, payoutFloor: estimate.payoutFloor ?? 0n };
   }
 
+  /** The asset's forward cost, asked again after a pause while the node fails fast. */
+  async function forwardCostAskingAgain(a: Asset): Promise<{ cost: bigint; payoutFloor: bigint }> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await withTimeout(forwardCost(a), timeoutMs);
+      } catch (e) {
+        if (!(e instanceof Unavailable) || !e.askAgain || attempt >= PAUSES_BEFORE_ASKING_AGAIN_MS.length) throw e;
+        await pause(PAUSES_BEFORE_ASKING_AGAIN_MS[attempt]);
+      }
+    }
+  }
+
   /** Each served asset's figure, or why there is none now; the assets' nodes are asked in parallel. */
   async function refreshAll(): Promise<RefreshReport> {
     const report: RefreshReport = { computed: {}, unavailable: {} };
@@ -98,7 +128,7 @@ export function createMinimumActivities(deps: MinimumDeps) {
     await Promise.all(
       served.map(async (a) => {
         try {
-          const { cost, payoutFloor } = await withTimeout(forwardCost(a), timeoutMs);
+          const { cost, payoutFloor } = await forwardCostAskingAgain(a);
           const value = publishedMinimum({ networkFee: cost, payoutFloor, feePercents: feePercents(a), maxCostPercent: deps.maxCostPercent, floor: minimumFloor(a) });
           await recordComputed(deps.db, a.ticker, value);
           report.computed[a.ticker] = formatUnits(value, a.decimals);

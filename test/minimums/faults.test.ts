@@ -17,6 +17,7 @@ import { testSeed, tmpDir } from '../helpers/nodes';
 import { waitFor } from '../helpers/process';
 import { createLocalEnv } from '../helpers/temporal';
 import { STANDARD_TIERS } from '../../src/domain/standard-tiers';
+import { startHostileRpc } from '../helpers/hostile-rpc';
 
 /**
  * The refresh against nodes that fail: one that never answers (a silent TCP listener) and one that is gone
@@ -72,7 +73,7 @@ afterAll(async () => {
   await database?.drop();
 });
 
-function minimumWorker(taskQueue: string, estimateTimeoutMs: number) {
+function minimumWorker(taskQueue: string, estimateTimeoutMs: number, on: { chains: ChainRuntimeConfig; adapter: (n: string) => Promise<ChainAdapter> } = { chains, adapter }) {
   return Worker.create({
     connection: env.nativeConnection,
     taskQueue,
@@ -80,8 +81,8 @@ function minimumWorker(taskQueue: string, estimateTimeoutMs: number) {
     activities: createActivities({
       db: database.db,
       minimums: {
-        chains,
-        adapter,
+        chains: on.chains,
+        adapter: on.adapter,
         prices: new FixedPriceSource(DEVNET_PRICES),
         maxCostPercent: '5.00',
         feePolicy: { domainOverrides: {}, tiers: [...STANDARD_TIERS] },
@@ -124,5 +125,39 @@ it('a worker shutting down does not wait for a refresh stuck on a silent node', 
     worker.shutdown();
     await running;
     expect(Date.now() - t0).toBeLessThan(5000);
+  }
+}, 120_000);
+
+it('a node that refuses once is asked again in the same refresh: its asset has a minimum now, not after the next run', async () => {
+  let refusals = 0;
+  // litecoind in warm-up (-28) answers the refresh's first call; every later call is relayed.
+  const proxy = await startHostileRpc({
+    upstream: ltc.rpcUrl,
+    enabled: false,
+    refuse: () => refusals++ < 1,
+    refusal: () => ({ code: -28, message: 'Loading block index...' }),
+  });
+  const only: ChainRuntimeConfig = { litecoin: { mode: 'regtest', rpcUrl: proxy.url, contracts: {} } };
+  const made = new Map<string, Promise<ChainAdapter>>();
+  const own = (n: string) => {
+    let a = made.get(n);
+    if (!a) {
+      a = createAdapter(n, only[n], seed);
+      a.catch(() => made.delete(n));
+      made.set(n, a);
+    }
+    return a;
+  };
+  try {
+    const worker = await minimumWorker('minimums-refused-once', 1500, { chains: only, adapter: own });
+    const report = (await worker.runUntil(
+      env.client.workflow.execute('minimumRefresh', { taskQueue: 'minimums-refused-once', workflowId: `minimum-refresh-refused-once-${Date.now()}` }),
+    )) as RefreshReport;
+    expect(refusals).toBeGreaterThan(1);
+    expect(report.unavailable).toEqual({});
+    expect(report.computed).toEqual({ ltc: '0.00100000' });
+  } finally {
+    for (const a of made.values()) await a.then((x) => x.close()).catch(() => undefined);
+    await proxy.close();
   }
 }, 120_000);
