@@ -31,17 +31,21 @@ let ltc: LitecoindDevnet;
 let silent: net.Server;
 let chains: ChainRuntimeConfig;
 const sockets = new Set<net.Socket>();
-const adapters = new Map<string, Promise<ChainAdapter>>();
 /** One adapter per network, as src/runtime/services.ts keeps them; a failed creation is retried. */
-function adapter(n: string): Promise<ChainAdapter> {
-  let a = adapters.get(n);
-  if (!a) {
-    a = createAdapter(n, chains[n], seed);
-    a.catch(() => adapters.delete(n));
-    adapters.set(n, a);
-  }
-  return a;
+function adapterCache(of: () => ChainRuntimeConfig) {
+  const made = new Map<string, Promise<ChainAdapter>>();
+  const adapter = (n: string): Promise<ChainAdapter> => {
+    let a = made.get(n);
+    if (!a) {
+      a = createAdapter(n, of()[n], seed);
+      a.catch(() => made.delete(n));
+      made.set(n, a);
+    }
+    return a;
+  };
+  return { adapter, made };
 }
+const { adapter, made: adapters } = adapterCache(() => chains);
 let accepted = 0;
 
 beforeAll(async () => {
@@ -138,16 +142,7 @@ it('a node that refuses once is asked again in the same refresh: its asset has a
     refusal: () => ({ code: -28, message: 'Loading block index...' }),
   });
   const only: ChainRuntimeConfig = { litecoin: { mode: 'regtest', rpcUrl: proxy.url, contracts: {} } };
-  const made = new Map<string, Promise<ChainAdapter>>();
-  const own = (n: string) => {
-    let a = made.get(n);
-    if (!a) {
-      a = createAdapter(n, only[n], seed);
-      a.catch(() => made.delete(n));
-      made.set(n, a);
-    }
-    return a;
-  };
+  const { adapter: own, made } = adapterCache(() => only);
   try {
     const worker = await minimumWorker('minimums-refused-once', 1500, { chains: only, adapter: own });
     const report = (await worker.runUntil(
