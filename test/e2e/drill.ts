@@ -149,12 +149,10 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
     stops.push(() => health.stop());
 
     const faults = o.faults ?? {};
-    // Calm until every minimum is published: the workers' first minimum refresh is the only one within the
-    // drill (MINIMUM_REFRESH_MS, 5 minutes), and a fault it met left an asset without a minimum past the wait.
     const proxies: Record<string, HostileRpc> = {
-      ethereum: await startHostileRpc({ upstream: st.ethereum!.rpcUrl, seed: (o.seed ?? 42) + 1, probabilities: faults, dropMode: 'mixed', enabled: false }),
-      solana: await startHostileRpc({ upstream: st.solana!.rpcUrl, seed: (o.seed ?? 42) + 2, probabilities: faults, dropMode: 'mixed', enabled: false }),
-      litecoin: await startHostileRpc({ upstream: st.litecoin!.rpcUrl, seed: (o.seed ?? 42) + 3, probabilities: faults, dropMode: 'mixed', enabled: false }),
+      ethereum: await startHostileRpc({ upstream: st.ethereum!.rpcUrl, seed: (o.seed ?? 42) + 1, probabilities: faults, dropMode: 'mixed' }),
+      solana: await startHostileRpc({ upstream: st.solana!.rpcUrl, seed: (o.seed ?? 42) + 2, probabilities: faults, dropMode: 'mixed' }),
+      litecoin: await startHostileRpc({ upstream: st.litecoin!.rpcUrl, seed: (o.seed ?? 42) + 3, probabilities: faults, dropMode: 'mixed' }),
     };
     for (const p of Object.values(proxies)) stops.push(() => p.close());
 
@@ -197,7 +195,6 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
       }
       return tickers.every((t) => minimums[t] !== undefined);
     }, 180_000, 'every published minimum');
-    for (const p of Object.values(proxies)) p.rage();
     stage(`published minimums ${tickers.map((t) => `${t} ${formatUnits(minimums[t], ASSETS[t].decimals)}`).join(', ')}`);
     for (const ticker of tickers) {
       for (let i = 0; i < o.configsPerTicker; i++) {
