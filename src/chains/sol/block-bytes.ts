@@ -315,3 +315,32 @@ export function transactionsNaming(bytes: Buffer, outline: BlockOutline, address
   }
   return [...found].sort((x, y) => x - y);
 }
+
+/** What the watcher reads of a block answer: its hash (null when it holds no block object) and the transactions that name a watched address. */
+export interface WatchedTexts {
+  blockhash: string | null;
+  /** The JSON text of each transaction that names a watched address, in the block's order. */
+  txs: string[];
+}
+
+/**
+ * Only the transactions that name a watched address, as text to parse; a block that names none costs one
+ * pass over its bytes. A deposit to a watched address always names it (see the top of this file).
+ */
+export function watchedTransactionTexts(bytes: Buffer, watched: WatchedBytes): WatchedTexts {
+  const named = watchedNamed(bytes, watched);
+  if (named && named.addresses.length === 0) return { blockhash: named.blockhash, txs: [] };
+  const outline = outlineBlock(bytes, named === null);
+  if (outline.blockhash === null) return { blockhash: null, txs: [] };
+  let hit: number[];
+  if (named) {
+    // A watched address's text inside a transaction is that address (a longer base58 string holding it would be
+    // no address, and parsing its transaction only costs the parse).
+    hit = transactionsNaming(bytes, outline, named.addresses);
+  } else {
+    const set = new Set<number>();
+    for (const [a, txs] of outline.addresses) if (watched.has(a)) for (const t of txs) set.add(t);
+    hit = [...set].sort((x, y) => x - y);
+  }
+  return { blockhash: outline.blockhash, txs: hit.map((t) => bytes.toString('utf8', outline.txStart[t], outline.txEnd[t])) };
+}
