@@ -35,6 +35,7 @@ import { prepareSolForward, prepareSplForward, recentBlockhashOf, sourceOf } fro
 import { classifySolError, solConnection } from './rpc';
 import { scannedBlock } from './scan';
 import { SolBlockReader } from './block-reader';
+import type { SolBlockThread } from './block-thread';
 import { prepareSolSweep, prepareSplSweep, solBalance, solBalanceSeen } from './sweep';
 import { EndpointPool } from '../endpoints';
 import { startEndpointHealth, type EndpointHealth, type HealthBounds } from '../endpoint-health';
@@ -50,6 +51,8 @@ export interface SolAdapterOptions {
   priorityFeeMax?: bigint;
   /** Bounds of the endpoints' health checks (src/chains/endpoint-health.ts); per-network defaults. */
   endpointHealth?: Partial<HealthBounds>;
+  /** Where the watcher's blocks are fetched and scanned (./block-thread.ts); one with the default heap bounds when absent. */
+  blockThread?: SolBlockThread;
 }
 
 /**
@@ -74,7 +77,7 @@ export class SolAdapter implements ChainAdapter {
     const pool = new EndpointPool(opts.network, opts.rpcUrl);
     this.credentials = pool.credentials;
     this.connection = solConnection(pool);
-    this.reader = new SolBlockReader(pool);
+    this.reader = new SolBlockReader(pool, undefined, undefined, opts.blockThread);
     this.health = startEndpointHealth(pool, {
       family: 'sol',
       bounds: opts.endpointHealth,
