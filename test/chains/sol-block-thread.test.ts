@@ -4,7 +4,8 @@
  * address, against a thread's heap bounded for the test) ends the thread: that read fails as the node being
  * unavailable, the next read starts another thread and reads the block, and the watcher's cursor never moves
  * past the block that could not be read (on a live surfnet, with a real deposit in that block). The node's
- * other answers are classified through the thread as they are without it.
+ * other answers are classified through the thread as they are without it, and an endpoint's credentials reach
+ * it as a Basic authorization header.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -46,11 +47,13 @@ function hugeBlockAnswer(id: unknown, blockhash: string, payee: string): string 
 }
 
 /** An HTTP server on 127.0.0.1 answering each JSON-RPC request with `answer(call)`. */
-async function serve(answer: (call: { id: unknown; method: string; params: unknown[] }, res: http.ServerResponse) => void): Promise<{ url: string; close(): Promise<void> }> {
+async function serve(
+  answer: (call: { id: unknown; method: string; params: unknown[] }, res: http.ServerResponse, req: http.IncomingMessage) => void,
+): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => answer(JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: unknown; method: string; params: unknown[] }, res));
+    req.on('end', () => answer(JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: unknown; method: string; params: unknown[] }, res, req));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
@@ -79,19 +82,24 @@ test('a thread that cannot hold an answer fails that read as the node being unav
   }
 });
 
-test("a node's other answers are classified through the thread as without it", async () => {
+test("a node's other answers are classified through the thread as without it; credentials travel as a Basic header", async () => {
   const statuses: Record<number, (id: unknown) => [number, string]> = {
     1: () => [503, 'busy'],
     2: (id) => [200, JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32007, message: 'Slot 2 was skipped' } })],
     3: (id) => [200, JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32004, message: 'Block not available for slot 3' } })],
     4: (id) => [200, JSON.stringify({ jsonrpc: '2.0', id, result: null })],
   };
-  const node = await serve((call, res) => {
+  const auth: Array<string | undefined> = [];
+  const node = await serve((call, res, req) => {
+    auth.push(req.headers.authorization);
     const [status, body] = statuses[call.params[0] as number](call.id);
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(body);
   });
-  const reader = new SolBlockReader(node.url);
+  const u = new URL(node.url);
+  u.username = 'gateway';
+  u.password = 's3cret';
+  const reader = new SolBlockReader(u.toString());
   const closed = new SolBlockReader(`http://127.0.0.1:${await freePort('127.0.0.1')}`);
   try {
     await expect(reader.watchedBlock(1, [])).rejects.toBeInstanceOf(HttpStatusError);
@@ -101,6 +109,7 @@ test("a node's other answers are classified through the thread as without it", a
     const refused = await closed.watchedBlock(5, []).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(RpcTransportError);
     expect((refused as RpcTransportError).code).toBe('ECONNREFUSED');
+    expect(auth).toEqual(Array(4).fill(`Basic ${Buffer.from('gateway:s3cret').toString('base64')}`));
   } finally {
     reader.close();
     closed.close();
