@@ -254,7 +254,7 @@ async function solanaReplay(db: Database['db']): Promise<void> {
       const raw = await timed(async () => (await reader.blockBytes(1))!);
       const l = await timed(() => among());
       const n = await timed(async () => watchedNamed(raw.value, l.value)!);
-      const o = await timed(async () => outlineBlock(raw.value, false));
+      const o = await timed(async () => outlineBlock(raw.value));
       const p = await timed(async () => JSON.parse(raw.value.toString('utf8')) as unknown);
       addresses = l.value.size;
       parts.fetch.push(raw.cpuMs);

@@ -30,21 +30,23 @@ function tx(keys: string[], owner: string | null, err: unknown = null) {
   };
 }
 
-test('the outline finds the hash, each transaction and the addresses each names, as JSON.parse reads them', () => {
+test('the outline finds the hash, each transaction and the watched addresses each names, as JSON.parse reads them', () => {
   const payer = key();
   const [a, b, c, owner] = [key(), key(), key(), key()];
   const txs = [tx([payer, a], null), tx([payer, b, c], owner, { InstructionError: [0, { Custom: 1 }] }), tx([payer, a, c], null)];
   for (const indent of [undefined, 2]) {
     const bytes = answer(txs, indent);
     const parsed = JSON.parse(bytes.toString()).result;
-    const o = outlineBlock(bytes);
+    const o = outlineBlock(bytes, watching(payer, a, owner, key()));
     expect(o.blockhash).toBe(parsed.blockhash);
     expect(o.txStart).toHaveLength(3);
     o.txStart.forEach((s, t) => expect(JSON.parse(bytes.toString('utf8', s, o.txEnd[t]))).toEqual(parsed.transactions[t]));
     expect(o.addresses.get(payer)).toEqual([0, 1, 2]);
     expect(o.addresses.get(a)).toEqual([0, 2]);
     expect(o.addresses.get(owner)).toEqual([1]);
-    expect(transactionsNaming(bytes, outlineBlock(bytes, false), [c, owner])).toEqual([1, 2]);
+    expect([...o.addresses.keys()].sort()).toEqual([payer, a, owner].sort());
+    expect(outlineBlock(bytes).addresses.size).toBe(0);
+    expect(transactionsNaming(bytes, outlineBlock(bytes), [c, owner])).toEqual([1, 2]);
   }
 });
 
@@ -76,6 +78,9 @@ test('the watched table tells apart thousands of addresses, and a prefix or an e
   expect(all.slice(2500).some((a) => probe(a) !== undefined)).toBe(false);
   expect(probe(all[0].slice(0, -1))).toBeUndefined();
   expect(probe(all[0] + '1')).toBeUndefined();
+  expect(all.slice(0, 2500).every((a) => w.has(a))).toBe(true);
+  expect(all.slice(2500).some((a) => w.has(a))).toBe(false);
+  expect([all[0].slice(0, -1), all[0] + '1', all[0].repeat(2), 'short'].some((a) => w.has(a))).toBe(false);
   expect(w.size).toBe(2500);
   w.add(all[0]);
   expect(w.size).toBe(2500);

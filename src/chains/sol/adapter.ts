@@ -33,9 +33,9 @@ import {
 } from './fees';
 import { prepareSolForward, prepareSplForward, recentBlockhashOf, sourceOf } from './forward';
 import { classifySolError, solConnection } from './rpc';
-import { scannedBlock, scannedWatchedBlock } from './scan';
+import { scannedBlock } from './scan';
 import { SolBlockReader } from './block-reader';
-import { WatchedBytes } from './block-bytes';
+import type { SolBlockThread } from './block-thread';
 import { prepareSolSweep, prepareSplSweep, solBalance, solBalanceSeen } from './sweep';
 import { EndpointPool } from '../endpoints';
 import { startEndpointHealth, type EndpointHealth, type HealthBounds } from '../endpoint-health';
@@ -51,6 +51,8 @@ export interface SolAdapterOptions {
   priorityFeeMax?: bigint;
   /** Bounds of the endpoints' health checks (src/chains/endpoint-health.ts); per-network defaults. */
   endpointHealth?: Partial<HealthBounds>;
+  /** Where the watcher's blocks are fetched and scanned (./block-thread.ts); one with the default heap bounds when absent. */
+  blockThread?: SolBlockThread;
 }
 
 /**
@@ -75,7 +77,7 @@ export class SolAdapter implements ChainAdapter {
     const pool = new EndpointPool(opts.network, opts.rpcUrl);
     this.credentials = pool.credentials;
     this.connection = solConnection(pool);
-    this.reader = new SolBlockReader(pool);
+    this.reader = new SolBlockReader(pool, undefined, undefined, opts.blockThread);
     this.health = startEndpointHealth(pool, {
       family: 'sol',
       bounds: opts.endpointHealth,
@@ -118,24 +120,14 @@ export class SolAdapter implements ChainAdapter {
     const ctx = { network: this.network, nativeTicker: this.nativeTicker, mints: this.mints };
     if (scope.watchedAddresses) {
       // Asked once the slots are listed: every block read below was made before, so the answer covers them.
-      const watched = this.watchedBytes(await scope.watchedAddresses());
-      for await (const [slot, b] of this.reader.blocks(slots, (s) => this.reader.blockBytes(s))) if (b) blocks.push(scannedWatchedBlock(b, slot, ctx, watched));
+      const watched = await scope.watchedAddresses();
+      for await (const [slot, b] of this.reader.blocks(slots, (s) => this.reader.watchedBlock(s, watched))) if (b) blocks.push(scannedBlock(b, slot, ctx));
     } else {
       for await (const [slot, b] of this.reader.blocks(slots)) if (b) blocks.push(scannedBlock(b, slot, ctx));
     }
     // With fewer than maxBlocks existing blocks the whole range up to the head has been read.
     const next: Cursor = slots.length < maxBlocks ? head : { height: blocks[blocks.length - 1].height, hash: blocks[blocks.length - 1].hash };
     return { blocks, cursor: next, rewound };
-  }
-
-  /** The byte table of the watched addresses, kept up to date with the watcher's growing list. */
-  private watched?: { list: readonly string[]; synced: number; bytes: WatchedBytes };
-
-  private watchedBytes(list: readonly string[]): WatchedBytes {
-    if (this.watched?.list !== list) this.watched = { list, synced: 0, bytes: new WatchedBytes() };
-    const w = this.watched;
-    for (; w.synced < list.length; w.synced++) w.bytes.add(list[w.synced]);
-    return w.bytes;
   }
 
   async blockTime(height: bigint): Promise<number | null> {
@@ -250,6 +242,7 @@ export class SolAdapter implements ChainAdapter {
 
   async close(): Promise<void> {
     this.health.close();
+    this.reader.close();
     // The web socket is opened lazily for subscriptions; close it so the process (and surfnet) can stop.
     const ws = (this.connection as unknown as { _rpcWebSocket?: { close(): void } })._rpcWebSocket;
     ws?.close();

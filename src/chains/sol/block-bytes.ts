@@ -27,18 +27,21 @@ const CLOSE_OBJECT = 0x7d;
 const CLOSE_ARRAY = 0x5d;
 
 /** The keys whose value names an address a deposit can be to: an account key, a token balance's owner. */
-const NAMING = /"(?:pubkey|owner)":"/;
-const BLOCKHASH = /"blockhash":"([1-9A-HJ-NP-Za-km-z]{32,44})"/;
+const NAMING = [Buffer.from('"pubkey":"'), Buffer.from('"owner":"')];
+const BLOCKHASH = Buffer.from('"blockhash":"');
 
-/** Whether every `"key"` in the text is followed at once by `:"` (the node writes compact JSON), judged by the first. */
-function compact(text: string, key: string): boolean {
-  const at = text.indexOf(key);
-  return at < 0 || text.startsWith(':"', at + key.length);
+/** Whether every `key` (quoted) in the answer is followed at once by `:"` (the node writes compact JSON), judged by the first. */
+function compact(bytes: Buffer, key: string): boolean {
+  const at = bytes.indexOf(key, 0, 'latin1');
+  return at < 0 || (bytes[at + key.length] === COLON && bytes[at + key.length + 1] === QUOTE);
 }
 
-/** Hashed by length and first and last bytes: enough to tell addresses apart, and cheap. */
-function hashOf(buf: Uint8Array, start: number, end: number): number {
-  return (buf[start] | (buf[start + 1] << 8) | (buf[end - 2] << 16) | (buf[end - 1] << 24)) ^ Math.imul(end - start, 0x9e3779b1);
+/** The base58 string of 32 to 44 characters at bytes[start], up to its closing quote, or null. */
+function base58At(bytes: Buffer, start: number): string | null {
+  let end = start;
+  while (end < bytes.length && BASE58[bytes[end]] === 1) end++;
+  const len = end - start;
+  return bytes[end] === QUOTE && len >= 32 && len <= 44 ? bytes.toString('latin1', start, end) : null;
 }
 
 /**
@@ -60,9 +63,15 @@ export class WatchedBytes {
     return this.starts.length;
   }
 
+  /** Where has() spells an address, its closing quote after it (addresses are short: no Buffer per call). */
+  private readonly probe = new Uint8Array(64);
+
   has(address: string): boolean {
-    const b = Buffer.from(`${address}"`, 'latin1');
-    return this.find(b, 0) !== undefined;
+    if (address.length < 8) return false;
+    if (address.length >= this.probe.length) return this.find(Buffer.from(`${address}"`, 'latin1'), 0) !== undefined;
+    for (let k = 0; k < address.length; k++) this.probe[k] = address.charCodeAt(k);
+    this.probe[address.length] = QUOTE;
+    return this.find(this.probe, 0) !== undefined;
   }
 
   /** `address`: base58, so its latin1 bytes are what a block's text holds. */
@@ -131,22 +140,22 @@ function headHash(buf: Uint8Array, start: number): number {
  * the answer is not the compact JSON the search is written for: the full outline below reads any.
  */
 export function watchedNamed(bytes: Buffer, watched: WatchedBytes): { blockhash: string; addresses: string[] } | null {
-  const text = bytes.toString('latin1');
-  if (!compact(text, '"pubkey"') || !compact(text, '"owner"') || !compact(text, '"blockhash"')) return null;
-  const hash = BLOCKHASH.exec(text);
-  if (!hash) return null;
+  if (!compact(bytes, '"pubkey"') || !compact(bytes, '"owner"') || !compact(bytes, '"blockhash"')) return null;
+  const at = bytes.indexOf(BLOCKHASH);
+  const blockhash = at < 0 ? null : base58At(bytes, at + BLOCKHASH.length);
+  if (blockhash === null) return null;
   const found = new Set<string>();
   if (watched.size > 0) {
     const buf = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
-    // One search for both keys; test() moves lastIndex past the match and makes no string (exec would, per naming).
-    const naming = new RegExp(NAMING, 'g');
-    while (naming.test(text)) {
-      // The value is that address when its bytes are followed by the closing quote (base58 has no escaped character).
-      const a = watched.find(buf, naming.lastIndex);
-      if (a !== undefined) found.add(a);
+    for (const key of NAMING) {
+      for (let k = bytes.indexOf(key); k >= 0; k = bytes.indexOf(key, k + key.length)) {
+        // The value is that address when its bytes are followed by the closing quote (base58 has no escaped character).
+        const a = watched.find(buf, k + key.length);
+        if (a !== undefined) found.add(a);
+      }
     }
   }
-  return { blockhash: hash[1], addresses: [...found] };
+  return { blockhash, addresses: [...found] };
 }
 
 export interface BlockOutline {
@@ -155,7 +164,7 @@ export interface BlockOutline {
   /** Byte offsets of each transaction object: [start, end). */
   txStart: number[];
   txEnd: number[];
-  /** Each distinct address-shaped string inside the transactions → the indexes of the transactions naming it, ascending. */
+  /** Each watched address named inside the transactions → the indexes of the transactions naming it, ascending. */
   addresses: Map<string, number[]>;
 }
 
@@ -166,73 +175,16 @@ function equals(buf: Uint8Array, start: number, end: number, word: string): bool
 }
 
 /**
- * The distinct address strings, told apart by a hash of their bytes: a mainnet block names a few thousand
- * addresses tens of thousands of times, and a string made for each naming would cost more than the pass.
+ * `watched`: whose addresses to collect, each address-shaped string probed where it lies (the reading of an
+ * answer in another form than the compact one); without, only the hash and the transactions' places, for
+ * `transactionsNaming`.
  */
-class AddressTable {
-  private slots = new Int32Array(1 << 14).fill(-1);
-  private readonly hashes: number[] = [];
-  private readonly starts: number[] = [];
-  private readonly ends: number[] = [];
-  readonly txs: number[][] = [];
-
-  constructor(private readonly buf: Uint8Array) {}
-
-  add(start: number, end: number, hash: number, tx: number): void {
-    const buf = this.buf;
-    const len = end - start;
-    let mask = this.slots.length - 1;
-    let slot = hash & mask;
-    for (;;) {
-      const e = this.slots[slot];
-      if (e === -1) break;
-      if (this.hashes[e] === hash && this.ends[e] - this.starts[e] === len) {
-        const s = this.starts[e];
-        let k = 0;
-        while (k < len && buf[s + k] === buf[start + k]) k++;
-        if (k === len) {
-          const seen = this.txs[e];
-          if (seen[seen.length - 1] !== tx) seen.push(tx);
-          return;
-        }
-      }
-      slot = (slot + 1) & mask;
-    }
-    const id = this.hashes.length;
-    this.hashes.push(hash);
-    this.starts.push(start);
-    this.ends.push(end);
-    this.txs.push([tx]);
-    if (2 * this.hashes.length > this.slots.length) {
-      this.slots = new Int32Array(this.slots.length * 2).fill(-1);
-      mask = this.slots.length - 1;
-      for (let e = 0; e < this.hashes.length; e++) {
-        let sl = this.hashes[e] & mask;
-        while (this.slots[sl] !== -1) sl = (sl + 1) & mask;
-        this.slots[sl] = e;
-      }
-    } else {
-      this.slots[slot] = id;
-    }
-  }
-
-  toMap(bytes: Buffer): Map<string, number[]> {
-    const m = new Map<string, number[]>();
-    for (let e = 0; e < this.hashes.length; e++) m.set(bytes.toString('latin1', this.starts[e], this.ends[e]), this.txs[e]);
-    return m;
-  }
-}
-
-/**
- * `addresses`: whether to collect the address strings (the reading of an answer in another form than the
- * compact one); without, only the hash and the transactions' places, for `transactionsNaming`.
- */
-export function outlineBlock(bytes: Buffer, addresses = true): BlockOutline {
+export function outlineBlock(bytes: Buffer, watched?: WatchedBytes): BlockOutline {
   const buf = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
   const n = buf.length;
   const txStart: number[] = [];
   const txEnd: number[] = [];
-  const table = new AddressTable(buf);
+  const addresses = new Map<string, number[]>();
   let blockhash: string | null = null;
   let depth = 0;
   // The open containers down to the transactions: the answer object (1), its result (2), the transactions array (3).
@@ -263,7 +215,13 @@ export function outlineBlock(bytes: Buffer, addresses = true): BlockOutline {
       }
       if (inTxs && depth > 3) {
         const len = j - i - 1;
-        if (addresses && plain && len >= 32 && len <= 44) table.add(i + 1, j, hashOf(buf, i + 1, j), txStart.length - 1);
+        const a = watched && plain && len >= 32 && len <= 44 ? watched.find(buf, i + 1) : undefined;
+        if (a !== undefined) {
+          const t = txStart.length - 1;
+          const txs = addresses.get(a);
+          if (!txs) addresses.set(a, [t]);
+          else if (txs[txs.length - 1] !== t) txs.push(t);
+        }
       } else if (depth <= 2) {
         if (!afterColon) {
           keyStart = i + 1;
@@ -293,15 +251,14 @@ export function outlineBlock(bytes: Buffer, addresses = true): BlockOutline {
     }
     i++;
   }
-  return { blockhash, txStart, txEnd, addresses: table.toMap(bytes) };
+  return { blockhash, txStart, txEnd, addresses };
 }
 
 /** The indexes of the outline's transactions whose text holds one of `addresses`, ascending. */
 export function transactionsNaming(bytes: Buffer, outline: BlockOutline, addresses: Iterable<string>): number[] {
-  const text = bytes.toString('latin1');
   const found = new Set<number>();
   for (const a of addresses) {
-    for (let at = text.indexOf(a); at >= 0; at = text.indexOf(a, at + a.length)) {
+    for (let at = bytes.indexOf(a, 0, 'latin1'); at >= 0; at = bytes.indexOf(a, at + a.length, 'latin1')) {
       // The last transaction that starts before the string, if the string lies inside it.
       let lo = 0;
       let hi = outline.txStart.length - 1;
@@ -314,4 +271,31 @@ export function transactionsNaming(bytes: Buffer, outline: BlockOutline, address
     }
   }
   return [...found].sort((x, y) => x - y);
+}
+
+/** What the watcher reads of a block answer: its hash (null when it holds no block object) and the transactions that name a watched address. */
+export interface WatchedTexts {
+  blockhash: string | null;
+  /** The JSON text of each transaction that names a watched address, in the block's order. */
+  txs: string[];
+}
+
+/**
+ * Only the transactions that name a watched address, as text to parse; a block that names none costs one
+ * pass over its bytes. A deposit to a watched address always names it (see the top of this file).
+ */
+export function watchedTransactionTexts(bytes: Buffer, watched: WatchedBytes): WatchedTexts {
+  const named = watchedNamed(bytes, watched);
+  if (named && named.addresses.length === 0) return { blockhash: named.blockhash, txs: [] };
+  const outline = outlineBlock(bytes, named === null ? watched : undefined);
+  if (outline.blockhash === null) return { blockhash: null, txs: [] };
+  let hit: number[];
+  if (named) {
+    // A watched address's text inside a transaction is that address (a longer base58 string holding it would be
+    // no address, and parsing its transaction only costs the parse).
+    hit = transactionsNaming(bytes, outline, named.addresses);
+  } else {
+    hit = [...new Set([...outline.addresses.values()].flat())].sort((x, y) => x - y);
+  }
+  return { blockhash: outline.blockhash, txs: hit.map((t) => bytes.toString('utf8', outline.txStart[t], outline.txEnd[t])) };
 }

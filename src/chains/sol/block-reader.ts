@@ -1,7 +1,9 @@
 import { NodeUnavailableError } from '../adapter';
-import { EndpointPool } from '../endpoints';
+import { EndpointPool, type Endpoint } from '../endpoints';
+import { SolBlockThread } from './block-thread';
 import { HttpStatusError, RpcTransportError, networkCode } from './rpc';
 import { postJson } from './http-post';
+import { watchedBlock } from './scan';
 
 /**
  * The watcher's reading of Solana blocks as plain JSON-RPC (DESIGN 13): one fetch and one JSON.parse per
@@ -59,6 +61,11 @@ const NO_BLOCK_CODES = new Set([-32007, -32009]);
 
 const BLOCKHASH_KEY = Buffer.from('"blockhash"');
 
+/** getBlock's parameters for what detection reads of a block. */
+function blockParams(slot: number): unknown[] {
+  return [slot, { commitment: 'confirmed', encoding: 'json', transactionDetails: 'accounts', maxSupportedTransactionVersion: 0, rewards: false }];
+}
+
 /** A JSON-RPC answer's result, or its error classified. */
 function answer<T>(method: string, text: string): T {
   let body: { result?: T; error?: { code: number; message: string } };
@@ -82,12 +89,14 @@ export class SolBlockReader {
   /**
    * `inFlight`: block requests sent ahead of the one being parsed, so the node works while this process
    * parses. `timeoutMs`: a node that holds a request longer is unavailable for it (a stuck node would
-   * otherwise hold the watcher's pass for ever).
+   * otherwise hold the watcher's pass for ever). `thread`: where watchedBlock fetches and scans (one is
+   * started on first use when none is given).
    */
   constructor(
     endpoints: string | EndpointPool,
     private readonly inFlight = 4,
     private readonly timeoutMs = 30_000,
+    private thread?: SolBlockThread,
   ) {
     this.pool = typeof endpoints === 'string' ? new EndpointPool('solana', endpoints) : endpoints;
   }
@@ -97,14 +106,19 @@ export class SolBlockReader {
   }
 
   /** The answer's bytes (no text decoding), after its HTTP status was checked. */
-  private async post(method: string, params: unknown[]): Promise<Buffer> {
+  private post(method: string, params: unknown[]): Promise<Buffer> {
+    return this.send(method, params, (ep, body) => postJson(ep.url, ep.headers, body, this.timeoutMs)).then((a) => a.bytes);
+  }
+
+  /** A request through `transport` to a healthy endpoint, its answer's HTTP status checked and failures classified. */
+  private async send<A extends { status: number }>(method: string, params: unknown[], transport: (ep: Endpoint, body: string) => Promise<A>): Promise<A> {
     try {
       const body = JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params });
       // A healthy endpoint of the network (the next one when this one cannot be reached), its own credentials.
-      const { status, bytes } = await this.pool.read((ep) => postJson(ep.url, ep.headers, body, this.timeoutMs));
-      if (status === 429 || status >= 500) throw new HttpStatusError(status);
-      if (status < 200 || status > 299) throw new SolRpcError(status, `${method}: HTTP ${status}`);
-      return bytes;
+      const a = await this.pool.read((ep) => transport(ep, body));
+      if (a.status === 429 || a.status >= 500) throw new HttpStatusError(a.status);
+      if (a.status < 200 || a.status > 299) throw new SolRpcError(a.status, `${method}: HTTP ${a.status}`);
+      return a;
     } catch (e) {
       if (e instanceof NodeUnavailableError || e instanceof SolRpcError) throw e;
       throw new RpcTransportError(networkCode(e), e);
@@ -129,14 +143,30 @@ export class SolBlockReader {
 
   /** The same block's answer unparsed (./block-bytes.ts reads it), or null when the slot has no block. */
   blockBytes(slot: number): Promise<Buffer | null> {
-    const method = 'getBlock';
-    const params = [slot, { commitment: 'confirmed', encoding: 'json', transactionDetails: 'accounts', maxSupportedTransactionVersion: 0, rewards: false }];
     return this.orNone(
-      this.post(method, params).then((bytes) =>
+      this.post('getBlock', blockParams(slot)).then((bytes) =>
         // No block object (every block has a hash): an error answer or none, small; read as any other answer.
-        bytes.includes(BLOCKHASH_KEY) ? bytes : answer<null>(method, bytes.toString('utf8')),
+        bytes.includes(BLOCKHASH_KEY) ? bytes : answer<null>('getBlock', bytes.toString('utf8')),
       ),
     );
+  }
+
+  /**
+   * The block with only the transactions that name one of `watched` (a list that only grows), fetched and
+   * scanned on the block thread (./block-thread.ts), or null when the slot has no block.
+   */
+  watchedBlock(slot: number, watched: readonly string[]): Promise<RawBlock | null> {
+    const thread = (this.thread ??= new SolBlockThread());
+    return this.orNone(
+      this.send('getBlock', blockParams(slot), (ep, body) => thread.read(ep, body, this.timeoutMs, watched)).then((a) =>
+        'text' in a ? answer<null>('getBlock', a.text) : watchedBlock(a),
+      ),
+    );
+  }
+
+  /** Ends the block thread, if one was started. */
+  close(): void {
+    this.thread?.close();
   }
 
   /**

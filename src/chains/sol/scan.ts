@@ -2,7 +2,7 @@ import { getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { PublicKey } from '@solana/web3.js';
 import { NodeUnavailableError, type ObservedDeposit, type ScannedBlock } from '../adapter';
 import type { RawBlock, RawTokenBalance, RawTx } from './block-reader';
-import { outlineBlock, transactionsNaming, watchedNamed, type WatchedBytes } from './block-bytes';
+import { watchedTransactionTexts, type WatchedBytes, type WatchedTexts } from './block-bytes';
 
 export interface SolScanContext {
   network: string;
@@ -75,28 +75,18 @@ export function scannedBlock(block: RawBlock, slot: number, ctx: SolScanContext)
 
 /**
  * The block as the watcher reads it when it knows the watched addresses (`watched`, kept in memory by the
- * watcher): only the transactions that name a watched address are parsed and scanned; a block that names none
- * costs one pass over its bytes. A deposit to a watched address always names it (./block-bytes.ts), so the
- * watched deposits are the full reading's; `txids` are those transactions' only, which hold every forward and
- * sweep of the gateway (each is signed by its watched source address).
+ * watcher): only the transactions that name a watched address are parsed and scanned (./block-bytes.ts), so
+ * the watched deposits are the full reading's; `txids` are those transactions' only, which hold every forward
+ * and sweep of the gateway (each is signed by its watched source address).
  */
 export function scannedWatchedBlock(bytes: Buffer, slot: number, ctx: SolScanContext, watched: WatchedBytes): ScannedBlock {
-  const named = watchedNamed(bytes, watched);
-  if (named && named.addresses.length === 0) return { height: BigInt(slot), hash: named.blockhash, deposits: [], txids: [] };
-  const outline = outlineBlock(bytes, named === null);
-  if (outline.blockhash === null) throw new NodeUnavailableError('getBlock: an answer without a block');
-  let hit: number[];
-  if (named) {
-    // A watched address's text inside a transaction is that address (a longer base58 string holding it would be
-    // no address, and parsing its transaction only costs the parse).
-    hit = transactionsNaming(bytes, outline, named.addresses);
-  } else {
-    const set = new Set<number>();
-    for (const [a, txs] of outline.addresses) if (watched.has(a)) for (const t of txs) set.add(t);
-    hit = [...set].sort((x, y) => x - y);
-  }
-  const transactions = hit.map((t) => JSON.parse(bytes.toString('utf8', outline.txStart[t], outline.txEnd[t])) as RawTx);
-  return scannedBlock({ blockhash: outline.blockhash, transactions }, slot, ctx);
+  return scannedBlock(watchedBlock(watchedTransactionTexts(bytes, watched)), slot, ctx);
+}
+
+/** The block of the transactions that name a watched address, parsed from their texts. */
+export function watchedBlock({ blockhash, txs }: WatchedTexts): RawBlock {
+  if (blockhash === null) throw new NodeUnavailableError('getBlock: an answer without a block');
+  return { blockhash, transactions: txs.map((t) => JSON.parse(t) as RawTx) };
 }
 
 function preTokenAmount(pre: RawTokenBalance[] | null | undefined, accountIndex: number): string {
