@@ -29,6 +29,8 @@ it('the bundles stand where the paths of their modules lead to the compiled layo
   // The gateway's own modules are in the bundle: nothing of dist/src is loaded beside it.
   const text = fs.readFileSync(bundle('gateway/main.js'), 'utf8');
   expect(text.match(/require\("\.\.?\/[^"]*"\)/g) ?? []).toEqual([]);
+  // The API thread's statements run on the main thread's PGlite: the thread loads none of PGlite's JavaScript.
+  expect(fs.readFileSync(bundle('entry/api-thread.js'), 'utf8')).not.toContain('require("@electric-sql/pglite")');
 });
 
 it("the derivation thread's bundle derives what the compiled code derives", async () => {
