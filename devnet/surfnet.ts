@@ -11,6 +11,7 @@ import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transa
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { dieWithParent, startOnFreshPorts } from './process';
+import { PROJECT_ROOT } from '../src/project-root';
 
 interface SurfnetHandle {
   pid: number;
@@ -78,8 +79,11 @@ function spawnSurfnet(config: Record<string, unknown>, timeoutMs = 60_000): Prom
 /** The surfnet's JavaScript is a few lines around a napi module: its node needs no room for a large heap. */
 const SURFNET_NODE_FLAGS = ['--max-semi-space-size=1', '--optimize-for-size'];
 
+/** From the project's devnet/, not beside this module: `npm start` runs this module bundled (scripts/build.js). */
+const SURFNET_CHILD = path.join(PROJECT_ROOT, 'devnet', 'surfnet-child.cjs');
+
 function spawnOnce(config: Record<string, unknown>, timeoutMs: number): Promise<SurfnetHandle> {
-  const [file, argv] = dieWithParent(process.execPath, [...SURFNET_NODE_FLAGS, path.join(__dirname, 'surfnet-child.cjs'), JSON.stringify(config)]);
+  const [file, argv] = dieWithParent(process.execPath, [...SURFNET_NODE_FLAGS, SURFNET_CHILD, JSON.stringify(config)]);
   const child = spawn(file, argv, { stdio: ['pipe', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {

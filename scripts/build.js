@@ -6,6 +6,8 @@
 // the bundle is made again only when a compiled file or the installed Temporal SDK changed, so an
 // up-to-date tree costs a walk and a hash of the sources. Transpile only, as tsx did (`npm run build` and
 // `npm run lint` type-check). dist/ is git-ignored.
+// It also bundles what `npm start` runs, the gateway and its threads, each into one file under dist/bundle/
+// (START_BUNDLES): a thread holds the source text and the functions of every module it loads.
 'use strict';
 const crypto = require('node:crypto');
 const fs = require('node:fs');
@@ -18,6 +20,29 @@ const dist = path.join(root, 'dist');
 const SOURCES = ['src', 'devnet', 'workflows', 'activities', 'api', 'clients/typescript', 'scripts/bundle-workflows.ts'];
 const MANIFEST = path.join(dist, '.build-manifest.json');
 const BUNDLE = path.join(dist, 'workflow-bundle.js');
+/**
+ * `npm start`'s gateway and its threads, bundled from the TypeScript sources (entry → source): their ES imports let
+ * the bundler leave out what the ES builds of the libraries export and the gateway never uses. The bundles sit two
+ * folders below dist/, as the compiled modules do, so that the paths a module takes from its own folder lead to
+ * the same files: ../../drizzle, ../../workflow-bundle.js, ../../workflows; and ../entry/<thread>.js to the
+ * thread's bundle.
+ */
+const START_BUNDLES = {
+  'bundle/gateway/main': 'src/main.ts',
+  'bundle/entry/api-thread': 'src/entry/api-thread.ts',
+  'bundle/entry/derive-thread': 'src/entry/derive-thread.ts',
+};
+/**
+ * Loaded from node_modules, not bundled: packages that read files beside their own (native addons, WebAssembly,
+ * the Temporal SDK's workflow thread and bridge, swagger-ui's assets), packages the gateway loads only when first
+ * used, whose whole text a bundle would hold from the start (solc, @bitgo/utxo-lib, iconv-lite's encodings), and
+ * paths resolved, not loaded.
+ */
+const START_EXTERNAL = [
+  '@temporalio/*', '@electric-sql/pglite', 'tiny-secp256k1', 'secp256k1', 'bufferutil', 'utf-8-validate', 'bigint-buffer', 'swagger-ui-dist',
+  'solc', '@bitgo/utxo-lib', 'iconv-lite',
+  '../../workflows', '../../workflows/preload', '@foundry-rs/*', '@openzeppelin/*',
+];
 
 const sha = (data) => crypto.createHash('sha256').update(data).digest('hex');
 
@@ -94,8 +119,39 @@ function build() {
     if (r.status !== 0) throw new Error(`the workflow bundle failed (exit ${r.status}):\n${r.stdout}${r.stderr}`);
     bundled = true;
   }
-  fs.writeFileSync(MANIFEST, JSON.stringify({ files, bundle: bundleKey, bundleOut: sha(fs.readFileSync(BUNDLE)) }));
-  if (compiled || bundled) process.stderr.write(`[build] ${compiled} file(s) compiled to dist/${bundled ? ', workflow bundle made' : ''}\n`);
+  const start = bundleStart(manifest, files);
+  fs.writeFileSync(MANIFEST, JSON.stringify({ files, bundle: bundleKey, bundleOut: sha(fs.readFileSync(BUNDLE)), start: start.key, startOut: start.out }));
+  const made = [bundled && 'workflow bundle made', start.made && 'gateway bundled'].filter(Boolean);
+  if (compiled || made.length) process.stderr.write(`[build] ${compiled} file(s) compiled to dist/${made.map((m) => `, ${m}`).join('')}\n`);
+}
+
+/**
+ * The bundles of START_BUNDLES, made again when a source file or the installed packages changed (npm keeps
+ * node_modules/.package-lock.json as it installed them). Whitespace and syntax are minified, names are kept:
+ * stack traces and the error classes' names read as in the sources.
+ */
+function bundleStart(manifest, files) {
+  const esbuild = require('esbuild');
+  const options = {
+    entryPoints: START_BUNDLES,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    external: START_EXTERNAL,
+    minifyWhitespace: true,
+    minifySyntax: true,
+    lineLimit: 120, // an uncaught error prints its line
+    logLevel: 'error',
+  };
+  const installed = path.join(root, 'node_modules/.package-lock.json');
+  const key = sha(JSON.stringify({ files, options, esbuild: esbuild.version, installed: fs.existsSync(installed) ? sha(fs.readFileSync(installed)) : '' }));
+  const outputs = Object.keys(START_BUNDLES).map((e) => path.join(dist, `${e}.js`));
+  const out = () => sha(outputs.map((f) => (fs.existsSync(f) ? sha(fs.readFileSync(f)) : '')).join());
+  if (manifest.start === key && manifest.startOut === out()) return { key, out: manifest.startOut, made: false };
+  fs.rmSync(path.join(dist, 'bundle'), { recursive: true, force: true });
+  esbuild.buildSync({ ...options, absWorkingDir: root, outdir: dist });
+  return { key, out: out(), made: true };
 }
 
 try {

@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import { types, type PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pg-proxy';
 import type { Database, Db } from './client';
 import * as schema from './schema';
@@ -25,12 +25,15 @@ type ErrorFields = Record<string, unknown> & { message: string };
 type Reply = { id: number; rows: unknown } | { id: number; error: ErrorFields };
 
 const same = (v: string) => v;
-/** As drizzle-orm/pglite reads them: dates, times and intervals stay text. */
+/**
+ * As drizzle-orm/pglite reads them: dates, times and intervals stay text. By PostgreSQL's type OIDs, not
+ * PGlite's `types`: the API thread loads this module and none of PGlite's JavaScript.
+ */
 const PARSERS = {
-  [types.TIMESTAMP]: same,
-  [types.TIMESTAMPTZ]: same,
-  [types.INTERVAL]: same,
-  [types.DATE]: same,
+  1114: same, // timestamp
+  1184: same, // timestamptz
+  1186: same, // interval
+  1082: same, // date
   1231: same, // numeric[]
   1115: same, // timestamp[]
   1185: same, // timestamptz[]
