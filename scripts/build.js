@@ -31,6 +31,8 @@ const START_BUNDLES = {
   'bundle/gateway/main': 'src/main.ts',
   'bundle/entry/api-thread': 'src/entry/api-thread.ts',
   'bundle/entry/derive-thread': 'src/entry/derive-thread.ts',
+  // Started from src/chains/sol/block-thread.ts, two folders deeper than src/: ../../entry from the gateway's bundle.
+  'entry/sol-block-thread': 'src/entry/sol-block-thread.ts',
 };
 /**
  * Loaded from node_modules, not bundled: packages that read files beside their own (native addons, WebAssembly,

@@ -22,8 +22,8 @@ beforeAll(() => {
 
 it('the bundles stand where the paths of their modules lead to the compiled layout, the threads to their bundles', () => {
   const from = path.dirname(bundle('gateway/main.js'));
-  // src/db/client.ts, src/temporal/worker.ts, src/runtime/api-thread.ts, src/addresses/derive-thread.ts
-  for (const rel of ['../../drizzle/meta/_journal.json', '../../workflow-bundle.js', '../../workflows/index.js', '../entry/api-thread.js', '../entry/derive-thread.js']) {
+  // src/db/client.ts, src/temporal/worker.ts, src/runtime/api-thread.ts, src/addresses/derive-thread.ts, src/chains/sol/block-thread.ts
+  for (const rel of ['../../drizzle/meta/_journal.json', '../../workflow-bundle.js', '../../workflows/index.js', '../entry/api-thread.js', '../entry/derive-thread.js', '../../entry/sol-block-thread.js']) {
     expect(fs.existsSync(path.resolve(from, rel)) ? rel : `${rel} missing`).toBe(rel);
   }
   // The gateway's own modules are in the bundle: nothing of dist/src is loaded beside it.
