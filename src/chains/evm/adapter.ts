@@ -35,6 +35,7 @@ import { nativeWallet } from './signing-key';
 import { EvmRpcProvider } from './provider';
 import { evmBalance, prepareEthSweep, prepareTokenSweep } from './sweep';
 import { EndpointPool } from '../endpoints';
+import { readAhead } from '../ahead';
 import { startEndpointHealth, type EndpointHealth, type HealthBounds } from '../endpoint-health';
 
 export { NATIVE_INDEX };
@@ -63,6 +64,9 @@ export interface EvmAdapterOptions {
 
 /** Address_in wallets an adapter keeps (EvmAdapter.wallet). */
 const WALLETS_KEPT = 4096;
+
+/** Blocks a scan reads ahead of the one it hands on: a backlog's blocks (their traces above all) are asked of the node together. */
+const SCAN_IN_FLIGHT = 4;
 
 export class EvmAdapter implements ChainAdapter {
   readonly network: string;
@@ -157,13 +161,13 @@ export class EvmAdapter implements ChainAdapter {
         if (from < -1n) from = -1n;
       }
     }
+    const heights: bigint[] = [];
+    for (let h = from + 1n; h <= head.height && heights.length < maxBlocks; h++) heights.push(h);
+    const traces = opts.watched !== false;
     const blocks: ScannedBlock[] = [];
-    let next: Cursor = rewound ? { height: from, hash: null } : cursor;
-    for (let h = from + 1n; h <= head.height && blocks.length < maxBlocks; h++) {
-      const scanned = await this.scanBlock(h, { traces: opts.watched !== false });
-      blocks.push(scanned);
-      next = { height: scanned.height, hash: scanned.hash };
-    }
+    for await (const [, scanned] of readAhead(heights, SCAN_IN_FLIGHT, (h) => this.scanBlock(h, { traces }))) blocks.push(scanned);
+    const last = blocks[blocks.length - 1];
+    const next: Cursor = last ? { height: last.height, hash: last.hash } : rewound ? { height: from, hash: null } : cursor;
     return { blocks, cursor: next, rewound };
   }
 

@@ -4,6 +4,7 @@ import { SolBlockThread } from './block-thread';
 import { HttpStatusError, RpcTransportError, networkCode } from './rpc';
 import { postJson } from './http-post';
 import { watchedBlock } from './scan';
+import { readAhead } from '../ahead';
 
 /**
  * The watcher's reading of Solana blocks as plain JSON-RPC (DESIGN 13): one fetch and one JSON.parse per
@@ -190,22 +191,10 @@ export class SolBlockReader {
   /** The slots' blocks in order (parsed, or as `read` reads them), `inFlight` requests ahead of the one returned. */
   blocks(slots: number[]): AsyncGenerator<[number, RawBlock | null]>;
   blocks<B>(slots: number[], read: (slot: number) => Promise<B | null>): AsyncGenerator<[number, B | null]>;
-  async *blocks<B>(slots: number[], read?: (slot: number) => Promise<B | null>): AsyncGenerator<[number, B | null]> {
-    const get = read ?? ((slot: number) => this.block(slot) as Promise<B | null>);
-    const pending: Array<Promise<B | null>> = [];
-    let next = 0;
-    const send = () => {
-      const p = get(slots[next++]);
-      p.catch(() => undefined); // awaited in turn below; a consumer that stops early leaves it unobserved
-      pending.push(p);
-    };
-    while (next < slots.length && pending.length < this.inFlight) send();
-    for (const slot of slots) {
-      const block = await pending.shift()!;
-      if (next < slots.length) send();
-      yield [slot, block];
-    }
+  blocks<B>(slots: number[], read?: (slot: number) => Promise<B | null>): AsyncGenerator<[number, B | null]> {
+    return readAhead(slots, this.inFlight, read ?? ((slot: number) => this.block(slot) as Promise<B | null>));
   }
+
 
   private async orNone<T>(p: Promise<T | null>): Promise<T | null> {
     try {
