@@ -14,7 +14,7 @@ const ioModules = ['pg', 'drizzle-orm', 'drizzle-orm/*', '@electric-sql/*', 'exp
 const LAYERS = {
   domain: { paths: ['src/domain', 'src/project-root.ts'], uses: [] },
   client: { paths: ['clients'], uses: [] },
-  support: { paths: ['src/config.ts', 'src/observability', 'src/prices', 'src/callbacks'], uses: ['domain', 'client'] },
+  support: { paths: ['src/config.ts', 'src/threads.ts', 'src/observability', 'src/prices', 'src/callbacks'], uses: ['domain', 'client'] },
   storage: { paths: ['src/db'], uses: ['domain', 'client', 'support'] },
   chains: { paths: ['src/chains'], uses: ['domain', 'support'] },
   addresses: { paths: ['src/addresses'], uses: ['domain', 'client', 'support', 'storage', 'chains'] },

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { entryWorker } from '../threads';
 import type { ChainMode } from '../chains/config';
 import { logger } from '../observability/logger';
 import { deriveRun, type RangeDeriver } from './derived-addresses';
@@ -66,11 +67,7 @@ class DeriveThread {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    // Compiled (dist/…/derive-thread.js) or run through tsx (…/derive-thread.ts), whose hooks a thread does not inherit.
-    const ext = path.extname(__filename);
-    const file = path.join(__dirname, '../entry', `derive-thread${ext}`);
-    const worker =
-      ext === '.ts' ? new Worker(`require('tsx/cjs/api').register(); require(${JSON.stringify(file)});`, { eval: true }) : new Worker(file);
+    const worker = entryWorker(path.join(__dirname, '../entry'), 'derive-thread');
     worker.on('message', (m: DeriveReply) => {
       const w = this.waiting.get(m.id);
       if (!w) return;

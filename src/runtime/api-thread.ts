@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
+import { entryWorker } from '../threads';
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import type { Database } from '../db/client';
 import { serveQueries } from '../db/thread-proxy';
@@ -50,15 +51,11 @@ export function loadApiThread(opts: { pglite: boolean }): LoadingApiThread {
     served = port1;
     dbPort = port2;
   }
-  // Compiled (dist/…/api-thread.js) or run through tsx (…/api-thread.ts), whose hooks a thread does not
-  // inherit: the thread registers them before it loads the entry.
-  const ext = path.extname(__filename);
-  const file = path.join(__dirname, '../entry', `api-thread${ext}`);
-  const options = { env: withoutSecrets(process.env), workerData: { db: dbPort }, transferList: dbPort ? [dbPort] : [] };
-  const worker =
-    ext === '.ts'
-      ? new Worker(`require('tsx/cjs/api').register(); require(${JSON.stringify(file)});`, { ...options, eval: true })
-      : new Worker(file, options);
+  const worker = entryWorker(path.join(__dirname, '../entry'), 'api-thread', {
+    env: withoutSecrets(process.env),
+    workerData: { db: dbPort },
+    transferList: dbPort ? [dbPort] : [],
+  });
   // Until start(), an early death is kept for start() to report.
   let early: Error | undefined;
   const onEarlyError = (e: Error) => (early ??= e);

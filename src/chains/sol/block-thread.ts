@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { Worker, type ResourceLimits } from 'node:worker_threads';
+import type { ResourceLimits, Worker } from 'node:worker_threads';
+import { entryWorker } from '../../threads';
 import { NodeUnavailableError } from '../adapter';
 import type { Endpoint } from '../endpoints';
 
@@ -91,12 +92,7 @@ export class SolBlockThread {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    // Compiled (dist/…/sol-block-thread.js) or run through tsx or ts-jest (…/sol-block-thread.ts), whose hooks a thread does not inherit.
-    const ext = path.extname(__filename);
-    const file = path.join(__dirname, '../../entry', `sol-block-thread${ext}`);
-    const options = { resourceLimits: this.limits };
-    const worker =
-      ext === '.ts' ? new Worker(`require('tsx/cjs/api').register(); require(${JSON.stringify(file)});`, { ...options, eval: true }) : new Worker(file, options);
+    const worker = entryWorker(path.join(__dirname, '../../entry'), 'sol-block-thread', { resourceLimits: this.limits });
     worker.on('message', (m: ThreadReply) => {
       const w = this.waiting.get(m.id);
       if (!w) return;
