@@ -121,7 +121,15 @@ export class SolAdapter implements ChainAdapter {
     if (scope.watchedAddresses) {
       // Asked once the slots are listed: every block read below was made before, so the answer covers them.
       const watched = await scope.watchedAddresses();
-      for await (const [slot, b] of this.reader.blocks(slots, (s) => this.reader.watchedBlock(s, watched))) if (b) blocks.push(scannedBlock(b, slot, ctx));
+      // Nothing watched: no block can pay a deposit or hold a forward, so only their hashes are read (and the
+      // block thread is not started).
+      const read = watched.length
+        ? (s: number) => this.reader.watchedBlock(s, watched)
+        : async (s: number) => {
+            const hash = await this.reader.blockhash(s);
+            return hash === null ? null : { blockhash: hash, transactions: [] };
+          };
+      for await (const [slot, b] of this.reader.blocks(slots, read)) if (b) blocks.push(scannedBlock(b, slot, ctx));
     } else {
       for await (const [slot, b] of this.reader.blocks(slots)) if (b) blocks.push(scannedBlock(b, slot, ctx));
     }
