@@ -3,7 +3,7 @@
  * blocks, and the watcher's cost of reading them, in this process (the nodes run in their own).
  *
  *   npm run bench -- mainnet-density.ts
- *   npx tsx bench/mainnet-density.ts --sol-txs 6000 --slot-ms 2000 --evm-blocks 10 [--skip-old] [--only sol|replay|evm]
+ *   npx tsx bench/mainnet-density.ts --sol-txs 6000 --slot-ms 2000 --evm-blocks 10 --btc-blocks 3 [--skip-old] [--only sol|replay|evm|utxo]
  *
  * Solana: surfnet slots filled with as many transactions as surfnet executes in a slot (half vote-shaped,
  * SPL transfers of the watched mint, SOL transfers; bench/density/sol-fill.ts). Per filled block: this
@@ -12,7 +12,8 @@
  * mainnet block (3,000 transactions every 400 ms). Then the catch-up: the watcher's passes (scanOnce)
  * over the whole backlog. Then a replay: a generated 3,000-transaction block, served as a node would,
  * through the same reading (said so in its lines). Ethereum: anvil blocks of 200 transactions with 400
- * ERC-20 Transfer logs (bench/density/evm-fill.ts), per block against the 12 s slot, and the catch-up.
+ * ERC-20 Transfer logs (bench/density/evm-fill.ts), per block against the 12 s slot, and the catch-up. Bitcoin:
+ * Knots regtest blocks of 3,000 transactions (bench/density/utxo-fill.ts) against 600 s (Litecoin 150 s).
  * Targets: at most 20 % of a core at the network's rate; catch-up at least 5 times the chain's rate.
  */
 import { parseArgs } from 'node:util';
@@ -36,6 +37,10 @@ import { tmpDir } from '../test/helpers/nodes';
 import { benchServer } from './lib/database';
 import { fillAnvil } from './density/evm-fill';
 import { fillSurfnet } from './density/sol-fill';
+import { fillBitcoin, randomBitcoinAddress } from './density/utxo-fill';
+import { startCoreNode } from '../devnet/core-node';
+import { bitcoinNode } from '../devnet/binaries';
+import { UtxoAdapter } from '../src/chains/utxo/adapter';
 import { mainnetShapedBlock, serveBlock } from './density/sol-replay';
 
 const { values: flags } = parseArgs({
@@ -43,12 +48,19 @@ const { values: flags } = parseArgs({
     'sol-txs': { type: 'string', default: '6000' },
     'slot-ms': { type: 'string', default: '2000' },
     'evm-blocks': { type: 'string', default: '10' },
+    'btc-blocks': { type: 'string', default: '3' },
     'replay-rounds': { type: 'string', default: '10' },
     'skip-old': { type: 'boolean', default: false },
     only: { type: 'string' },
   },
 });
-const MAINNET = { solana: { txs: 3000, intervalMs: 400 }, ethereum: { txs: 200, intervalMs: 12_000 } };
+const MAINNET = {
+  solana: { txs: 3000, intervalMs: 400 },
+  ethereum: { txs: 200, intervalMs: 12_000 },
+  bitcoin: { txs: 3000, intervalMs: 600_000 },
+  litecoin: { txs: 3000, intervalMs: 150_000 },
+  bitcoincash: { txs: 3000, intervalMs: 600_000 },
+};
 const WATCHED = 1_000;
 
 interface Timing {
@@ -76,7 +88,7 @@ const f = (x: number, d = 1) => x.toFixed(d);
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
 /** A cost of a + b per transaction, at the network's mainnet block size, as the share of its interval. */
-function mainnetLine(network: 'solana' | 'ethereum', label: string, cpu: { a: number; b: number }, wall: { a: number; b: number }): void {
+function mainnetLine(network: keyof typeof MAINNET, label: string, cpu: { a: number; b: number }, wall: { a: number; b: number }): void {
   const m = MAINNET[network];
   const c = cpu.a + cpu.b * m.txs;
   const share = c / m.intervalMs;
@@ -85,13 +97,13 @@ function mainnetLine(network: 'solana' | 'ethereum', label: string, cpu: { a: nu
   );
 }
 
-async function watchRandom(db: Database['db'], family: 'sol' | 'evm', ticker: string, address: () => string): Promise<void> {
+async function watchRandom(db: Database['db'], family: string, ticker: string, address: () => string): Promise<void> {
   const rows = Array.from({ length: WATCHED }, (_, i) => ({ a: address(), i }));
   const values = rows.map(({ a, i }) => sql`(${`https://shop.example/${family}/${i}`}, ${ticker}, ${family}, ${a}, ${a}, ${i}, false, 1, 0, 0, 0, 'default')`);
   await db.execute(sql`INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority) VALUES ${sql.join(values, sql`, `)}`);
 }
 
-async function catchUp(network: string, adapter: SolAdapter | EvmAdapter, db: Database['db'], from: { height: bigint; hash: string | null }, to: bigint, maxBlocks: number) {
+async function catchUp(network: string, adapter: SolAdapter | EvmAdapter | UtxoAdapter, db: Database['db'], from: { height: bigint; hash: string | null }, to: bigint, maxBlocks: number) {
   await writeCursor(db, network, from);
   return timed(async () => {
     let passes = 0;
@@ -336,6 +348,55 @@ async function ethereum(db: Database['db']): Promise<void> {
   }
 }
 
+/**
+ * Bitcoin Knots regtest blocks of mainnet's 3,000 transactions (bench/density/utxo-fill.ts): the watcher's
+ * reading of each (getblock with its transactions, the outputs' recipients, one lookup) against Bitcoin's and
+ * Bitcoin Cash's 600 s and Litecoin's 150 s (litecoind answers the same getblock; bchd's is read alike), and
+ * its catch-up over them.
+ */
+async function bitcoin(db: Database['db']): Promise<void> {
+  const dir = tmpDir('gw-bench-density-');
+  const cmd = bitcoinNode();
+  if (cmd?.family !== 'core') throw new Error('the Bitcoin density figure wants Bitcoin Knots (npm run devnet -- install)');
+  // Knots mines blocks of 300 kB by default; mainnet's are full (4 M weight units).
+  const st = await startCoreNode({ dir, cmd, extraArgs: ['-blockmaxsize=4000000', '-blockmaxweight=4000000'] });
+  const seed = HdSeed.fromMnemonic(Wallet.createRandom().mnemonic!.phrase);
+  const adapter = new UtxoAdapter({ network: 'bitcoin', mode: 'regtest', rpcUrl: st.rpcUrl, seed });
+  try {
+    await watchRandom(db, 'btc', 'btc', randomBitcoinAddress);
+    const fill = await fillBitcoin(st, Number(flags['btc-blocks']), MAINNET.bitcoin.txs);
+    const t: Timing[] = [];
+    let txs = 0;
+    for (let h = fill.from + 1; h <= fill.to; h++) {
+      t.push(
+        await timed(async () => {
+          const [b] = (await adapter.scan({ height: BigInt(h - 1), hash: null }, 1)).blocks;
+          txs += b.txids?.length ?? 0;
+          await matchBlock(db, 'bitcoin', b);
+        }),
+      );
+    }
+    const blocks = fill.to - fill.from;
+    const cpu = { a: 0, b: median(t.map((x) => x.cpuMs)) / (txs / blocks) };
+    const wall = { a: 0, b: median(t.map((x) => x.wallMs)) / (txs / blocks) };
+    console.log(`bitcoin (Knots regtest): ${blocks} blocks, ${txs} tx (1 input, 2 outputs each)`);
+    console.log(
+      `  watcher: per block median ${f(median(t.map((x) => x.cpuMs)))} ms CPU, ${f(median(t.map((x) => x.wallMs)))} ms wall; per transaction ${f(cpu.b * 1000, 0)} µs CPU, ${f(wall.b * 1000, 0)} µs wall`,
+    );
+    for (const network of ['bitcoin', 'litecoin', 'bitcoincash'] as const) mainnetLine(network, `watcher (${network}, from this cost per transaction)`, cpu, wall);
+    const c = await catchUp('bitcoin', adapter, db, { height: BigInt(fill.from), hash: null }, BigInt(fill.to), 20);
+    const blocksPerS = blocks / (c.wallMs / 1000);
+    const litecoinRate = 1000 / MAINNET.litecoin.intervalMs;
+    console.log(
+      `  catch-up over the backlog: ${f(c.wallMs / 1000, 2)} s wall, ${f(c.cpuMs / 1000, 2)} s CPU: ${f(blocksPerS, 2)} blocks/s = ${f(blocksPerS / litecoinRate, 0)}× Litecoin's rate, ` +
+        `${f((blocksPerS * MAINNET.bitcoin.intervalMs) / 1000, 0)}× Bitcoin's (target ≥ 5×: ${verdict(blocksPerS / litecoinRate >= 5)})`,
+    );
+  } finally {
+    await adapter.close();
+    await st.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const server = await benchServer();
   const database = await openPostgres(await server.database(), { max: 2 });
@@ -344,6 +405,7 @@ async function main(): Promise<void> {
     if (flags.only === undefined || flags.only === 'sol') await solana(database.db);
     if (flags.only === undefined || flags.only === 'sol' || flags.only === 'replay') await solanaReplay(database.db);
     if (flags.only === undefined || flags.only === 'evm') await ethereum(database.db);
+    if (flags.only === undefined || flags.only === 'utxo') await bitcoin(database.db);
   } finally {
     await database.close();
     await server.stop();
