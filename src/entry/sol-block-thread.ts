@@ -3,11 +3,10 @@
 // It imports neither the Solana SDK nor anything else of the gateway's: only the fetch and the byte scan.
 import { parentPort } from 'node:worker_threads';
 import { postJson } from '../chains/sol/http-post';
-import { WatchedBytes, watchedTransactionTexts } from '../chains/sol/block-bytes';
+import { WatchedBytes, holdsBlock, watchedTransactionTexts } from '../chains/sol/block-bytes';
 import type { ThreadReply, ThreadRequest } from '../chains/sol/block-thread';
 
 const parent = parentPort!;
-const BLOCKHASH_KEY = Buffer.from('"blockhash"');
 let watched = new WatchedBytes();
 
 parent.on('message', async (m: ThreadRequest) => {
@@ -17,8 +16,8 @@ parent.on('message', async (m: ThreadRequest) => {
   try {
     const { status, bytes } = await postJson(m.url, m.headers, m.body, m.timeoutMs);
     if (status < 200 || status > 299) reply = { id: m.id, status, text: '' };
-    // No block object (every block has a hash): an error answer or none, small; the caller reads it as any other answer.
-    else if (!bytes.includes(BLOCKHASH_KEY)) reply = { id: m.id, status, text: bytes.toString('utf8') };
+    // No block object: the caller reads it as any other answer.
+    else if (!holdsBlock(bytes)) reply = { id: m.id, status, text: bytes.toString('utf8') };
     else reply = { id: m.id, status, ...watchedTransactionTexts(bytes, watched) };
   } catch (e) {
     const code = (e as { code?: unknown }).code;

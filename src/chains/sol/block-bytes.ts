@@ -29,6 +29,12 @@ const CLOSE_ARRAY = 0x5d;
 /** The keys whose value names an address a deposit can be to: an account key, a token balance's owner. */
 const NAMING = [Buffer.from('"pubkey":"'), Buffer.from('"owner":"')];
 const BLOCKHASH = Buffer.from('"blockhash":"');
+const BLOCK_KEY = Buffer.from('"blockhash"');
+
+/** Whether a getBlock answer holds a block object (every block has a hash); else it is an error answer or none, small. */
+export function holdsBlock(bytes: Buffer): boolean {
+  return bytes.includes(BLOCK_KEY);
+}
 
 /** Whether every `key` (quoted) in the answer is followed at once by `:"` (the node writes compact JSON), judged by the first. */
 function compact(bytes: Buffer, key: string): boolean {

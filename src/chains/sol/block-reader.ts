@@ -5,6 +5,7 @@ import { HttpStatusError, RpcTransportError, networkCode } from './rpc';
 import { postJson } from './http-post';
 import { watchedBlock } from './scan';
 import { readAhead } from '../ahead';
+import { holdsBlock } from './block-bytes';
 
 /**
  * The watcher's reading of Solana blocks as plain JSON-RPC (DESIGN 13): one fetch and one JSON.parse per
@@ -59,8 +60,6 @@ export const MAX_BLOCKS_RANGE = 500_000;
 const UNAVAILABLE_CODES = new Set([-32004, -32005, -32014, -32016]);
 // The slot has no block (skipped, or outside the node's long-term storage).
 const NO_BLOCK_CODES = new Set([-32007, -32009]);
-
-const BLOCKHASH_KEY = Buffer.from('"blockhash"');
 
 /** getBlock's parameters for what detection reads of a block. */
 function blockParams(slot: number): unknown[] {
@@ -146,8 +145,8 @@ export class SolBlockReader {
   blockBytes(slot: number): Promise<Buffer | null> {
     return this.orNone(
       this.post('getBlock', blockParams(slot)).then((bytes) =>
-        // No block object (every block has a hash): an error answer or none, small; read as any other answer.
-        bytes.includes(BLOCKHASH_KEY) ? bytes : answer<null>('getBlock', bytes.toString('utf8')),
+        // No block object: read as any other answer.
+        holdsBlock(bytes) ? bytes : answer<null>('getBlock', bytes.toString('utf8')),
       ),
     );
   }
@@ -194,7 +193,6 @@ export class SolBlockReader {
   blocks<B>(slots: number[], read?: (slot: number) => Promise<B | null>): AsyncGenerator<[number, B | null]> {
     return readAhead(slots, this.inFlight, read ?? ((slot: number) => this.block(slot) as Promise<B | null>));
   }
-
 
   private async orNone<T>(p: Promise<T | null>): Promise<T | null> {
     try {
