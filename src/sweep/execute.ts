@@ -71,7 +71,36 @@ export async function executeSweeps(deps: SweepDeps, selection: SweepSelection):
       await deps.withLock(`forward:${address.network}:${address.addressIn}`, () => sweepOne(deps, adapter, address, ticker, selection, report));
     }
   }
+  await awaitFates(deps, report);
   return report;
+}
+
+const FATE_POLL_MS = 500;
+
+/**
+ * Reads the fate of each sweep this run left pending again, under its address's lock, until it is mined or
+ * `fateWaitMs` has passed: the operator sees what the chain did, not the moment after the broadcast. One the node
+ * does not know (refused, or dropped) is left to the next run at once.
+ */
+async function awaitFates(deps: SweepDeps, report: SweepReport): Promise<void> {
+  const deadline = Date.now() + (deps.fateWaitMs ?? 30_000);
+  let waiting = report.moves.flatMap((m, i) => (m.status === 'pending' ? [i] : []));
+  while (waiting.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, FATE_POLL_MS));
+    const next: number[] = [];
+    for (const i of waiting) {
+      const m = report.moves[i];
+      const adapter = await deps.adapter(m.network);
+      await deps.withLock(`forward:${m.network}:${m.addressIn}`, async () => {
+        const row = await openSweep(deps.db, m.network, m.addressIn, m.ticker);
+        if (row?.txid !== m.txid) return;
+        const s = await adapter.forwardStatus(planFromJson(row.plan));
+        report.moves[i] = await record(deps, row, s, m.signedNow);
+        if (s.status === 'pending' && s.known !== false) next.push(i);
+      });
+    }
+    waiting = next;
+  }
 }
 
 const LIVE = 'a payment to this address is live';

@@ -13,6 +13,8 @@ export interface SweepDeps {
   adapter(network: string): Promise<ChainAdapter>;
   /** The operator's own address per network (TREASURY_INDEX of the seed). */
   treasuryAddress(network: string): string | undefined;
+  /** How long execute waits for the sweeps it sent to be mined before it reports them pending (default 30 s). */
+  fateWaitMs?: number;
 }
 
 /**

@@ -182,3 +182,34 @@ test("a deposit below the minimum is listed as such and, with --to address_out, 
   expect(BigInt(move.amount) + BigInt(move.fee)).toBe(small);
   expect(await chain.balanceOf(failed.addressIn)).toBe(small - BigInt(move.amount) - (await burned(move.txid)));
 });
+
+test('a sweep the chain mines a moment after its broadcast is reported confirmed; one it does not mine in the wait is reported pending and settled by the next run', async () => {
+  const soon = await bench.deposit(47n, parseEther('1'));
+  const late = await bench.deposit(48n, parseEther('1'));
+  await bench.complete(soon.uuid);
+  await bench.complete(late.uuid);
+  await bench.watcherAtHead();
+  const treasuryBefore = await chain.balanceOf(bench.treasury);
+  await provider.send('evm_setAutomine', [false]);
+  try {
+    // Mined 1.5 s after the run starts, as a chain with blocks of its own mines it.
+    const mined = setTimeout(() => void provider.send('evm_mine', []), 1_500);
+    const report = await executeSweeps(bench.deps, { to: 'treasury', addresses: [soon.addressIn] });
+    clearTimeout(mined);
+    expect(report.moves).toEqual([expect.objectContaining({ addressIn: soon.addressIn, status: 'confirmed', signedNow: true })]);
+    expect(await chain.balanceOf(bench.treasury)).toBe(treasuryBefore + BigInt(report.moves[0].amount));
+    expect(await bench.sweepRows(soon.addressIn)).toMatchObject([{ txid: report.moves[0].txid, status: 'confirmed' }]);
+
+    // Not mined within the wait: reported pending (sent, known to the node), and the next run records it mined.
+    const pending = await executeSweeps({ ...bench.deps, fateWaitMs: 1_200 }, { to: 'treasury', addresses: [late.addressIn] });
+    expect(pending.moves).toEqual([expect.objectContaining({ addressIn: late.addressIn, status: 'pending', signedNow: true })]);
+    expect(await provider.getTransaction(pending.moves[0].txid)).not.toBeNull();
+    expect(await bench.sweepRows(late.addressIn)).toMatchObject([{ txid: pending.moves[0].txid, status: 'open' }]);
+    await provider.send('evm_mine', []);
+    const next = await executeSweeps(bench.deps, { to: 'treasury', addresses: [late.addressIn] });
+    expect(next.moves).toEqual([expect.objectContaining({ txid: pending.moves[0].txid, status: 'confirmed', signedNow: false })]);
+    expect(await bench.sweepRows(late.addressIn)).toHaveLength(1);
+  } finally {
+    await provider.send('evm_setAutomine', [true]);
+  }
+});
