@@ -47,6 +47,8 @@ export interface DevnetOptions {
   /** Milliseconds between regtest blocks of every UTXO node (default 10 000; 0 = only `npm run devnet -- mine`). */
   ltcBlockIntervalMs?: number;
   solSlotTimeMs?: number;
+  /** surfnet on a thread of this process instead of a process of its own (`npm start`: one copy of Node less). */
+  solInThread?: boolean;
 }
 
 export const DEVNET_STATE_FILE = 'devnet.json';
@@ -66,7 +68,7 @@ export function readDevnetState(dir: string): DevnetState {
 
 /**
  * Local chains for the embedded default: anvil (chain state kept in dir, dumped every second, so that it
- * survives a crash), surfnet in a child process (in memory: a new chain on every start),
+ * survives a crash), surfnet in a child process or on a thread (`solInThread`; in memory: a new chain on every start),
  * and the UTXO nodes in regtest that are installed (litecoind, Bitcoin Knots or btcd, bchd), each on free
  * loopback ports, with funded customer and gas-tank wallets. Keys are generated here at run time.
  */
@@ -95,7 +97,7 @@ export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promi
         persist: true,
         previous: previous.ethereum ? { customerKey: previous.ethereum.customerKey, tokens: previous.ethereum.tokens } : undefined,
       }),
-      startSurfnet({ fund: payer ? [payer] : [], slotTimeMs: opts.solSlotTimeMs ?? DEFAULT_SOL_SLOT_MS }),
+      startSurfnet({ fund: payer ? [payer] : [], slotTimeMs: opts.solSlotTimeMs ?? DEFAULT_SOL_SLOT_MS, inThread: opts.solInThread }),
       startUtxoDevnets(dir, {
         litecoin: opts.litecoin,
         bitcoin: opts.bitcoin,
@@ -112,7 +114,7 @@ export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promi
     Object.assign(env, { ETHEREUM_RPC_URL: eth.rpcUrl, ETHEREUM_WS_URL: eth.rpcUrl.replace(/^http/, 'ws'), ETHEREUM_CHAIN: 'regtest', ERC20_USDT_CONTRACT: eth.tokens.erc20_usdt });
 
     const sol = (surf as PromiseFulfilledResult<Awaited<ReturnType<typeof startSurfnet>>>).value;
-    pids.push(sol.pid);
+    if (sol.pid !== undefined) pids.push(sol.pid);
     if (previous.solana) newChains.push('solana');
     state.solana = { rpcUrl: sol.rpcUrl, customerSecret: sol.customerSecret, tokens: sol.tokens };
     Object.assign(env, { SOLANA_RPC_URL: sol.rpcUrl, SOLANA_WS_URL: sol.wsUrl, SOLANA_CHAIN: 'regtest', SOL_USDC_CONTRACT: sol.tokens.sol_usdc });

@@ -10,19 +10,21 @@ import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transa
 
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { dieWithParent, startOnFreshPorts } from './process';
 import { PROJECT_ROOT } from '../src/project-root';
 
 interface SurfnetHandle {
-  pid: number;
+  /** The surfnet's own process; none when it runs on a thread of this one. */
+  pid?: number;
   rpcUrl: string;
   wsUrl: string;
   stop(): Promise<void>;
 }
 
 export interface SurfnetDevnet {
-  /** The surfnet's own process (surfnet-child.cjs). */
-  pid: number;
+  /** The surfnet's own process (surfnet-child.cjs); none when it runs on a thread of this one (`inThread`). */
+  pid?: number;
   rpcUrl: string;
   wsUrl: string;
   /** Funded customer key (JSON array of the 64 secret-key bytes), generated at start. */
@@ -124,12 +126,45 @@ function spawnOnce(config: Record<string, unknown>, timeoutMs: number): Promise<
 }
 
 /**
- * surfpool's surfnet (offline: never reaches mainnet) in its own process, with a funded customer, funded
- * fee payers and a test SPL mint created by real transactions. stop() closes the client's web socket
- * first, then stops the surfnet's process.
+ * surfnet on a worker thread of this process (surfnet-child.cjs): its own event loop, and no second copy of
+ * Node. A start that does not answer within `timeoutMs` (a port lost to another process makes surfnet's
+ * web-socket thread panic, and the start never returns) is given up, and the surfnet is started in a
+ * process of its own instead, where such a start is retried on fresh ports.
  */
-export async function startSurfnet(opts: { fund?: string[]; slotTimeMs?: number } = {}): Promise<SurfnetDevnet> {
-  const sn = await spawnSurfnet({ offline: true, blockProductionMode: 'clock', slotTimeMs: opts.slotTimeMs ?? 100 });
+export async function threadSurfnet(config: Record<string, unknown>, timeoutMs = 20_000, script = SURFNET_CHILD): Promise<SurfnetHandle> {
+  const worker = new Worker(script, { workerData: config, stdout: false, stderr: false });
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  try {
+    const urls = await new Promise<{ rpcUrl: string; wsUrl: string }>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`surfnet's thread did not start within ${timeoutMs} ms`)), timeoutMs);
+      worker.once('message', (m: { rpcUrl: string; wsUrl: string }) => (clearTimeout(timer), resolve(m)));
+      worker.once('error', (e) => (clearTimeout(timer), reject(e)));
+      worker.once('exit', (code) => (clearTimeout(timer), reject(new Error(`surfnet's thread exited before it started (code ${code})`))));
+    });
+    worker.unref();
+    worker.on('error', (e) => process.stderr.write(`surfnet's thread failed: ${e.message}\n`));
+    const stop = async () => {
+      worker.postMessage('stop');
+      const timer = setTimeout(() => void worker.terminate(), 10_000);
+      await exited;
+      clearTimeout(timer);
+    };
+    return { ...urls, stop };
+  } catch (e) {
+    void worker.terminate();
+    process.stderr.write(`${(e as Error).message}; starting surfnet in a process of its own\n`);
+    return spawnSurfnet(config);
+  }
+}
+
+/**
+ * surfpool's surfnet (offline: never reaches mainnet) in its own process, or with `inThread` on a thread of
+ * this one, with a funded customer, funded fee payers and a test SPL mint created by real transactions.
+ * stop() closes the client's web socket first, then stops the surfnet.
+ */
+export async function startSurfnet(opts: { fund?: string[]; slotTimeMs?: number; inThread?: boolean } = {}): Promise<SurfnetDevnet> {
+  const config = { offline: true, blockProductionMode: 'clock', slotTimeMs: opts.slotTimeMs ?? 100 };
+  const sn = await (opts.inThread ? threadSurfnet(config) : spawnSurfnet(config));
   const connection = new Connection(sn.rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true });
   const stop = async () => {
     (connection as unknown as { _rpcWebSocket?: { close(): void } })._rpcWebSocket?.close();
@@ -152,7 +187,7 @@ export async function startSurfnet(opts: { fund?: string[]; slotTimeMs?: number 
       ],
       [customer, mint],
     );
-    return { pid: sn.pid, rpcUrl: sn.rpcUrl, wsUrl: sn.wsUrl, customerSecret: Array.from(customer.secretKey), tokens: { sol_usdc: mint.publicKey.toBase58() }, connection, stop };
+    return { ...(sn.pid === undefined ? {} : { pid: sn.pid }), rpcUrl: sn.rpcUrl, wsUrl: sn.wsUrl, customerSecret: Array.from(customer.secretKey), tokens: { sol_usdc: mint.publicKey.toBase58() }, connection, stop };
   } catch (e) {
     await stop();
     throw e;

@@ -61,7 +61,10 @@ async function main(cfg: Config): Promise<void> {
   const [opened, chains, server] = await Promise.allSettled([
     openDatabase(cfg),
     wantDevnet
-      ? startDevnets(path.join(cfg.dataDir, 'devnet'), { seed: HdSeed.loadOrCreate({ mnemonic: cfg.mnemonic, mnemonicFile: cfg.mnemonicFile, dataDir: cfg.dataDir }) })
+      ? startDevnets(path.join(cfg.dataDir, 'devnet'), {
+          seed: HdSeed.loadOrCreate({ mnemonic: cfg.mnemonic, mnemonicFile: cfg.mnemonicFile, dataDir: cfg.dataDir }),
+          solInThread: true,
+        })
       : undefined,
     cli
       ? startDevServer({

@@ -2,7 +2,7 @@ import { PublicKey } from '@solana/web3.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as processes from '../../devnet/process';
-import { startSurfnet } from '../../devnet/surfnet';
+import { startSurfnet, threadSurfnet } from '../../devnet/surfnet';
 import { tmpDir } from '../helpers/nodes';
 
 /**
@@ -53,3 +53,32 @@ async function waitGone(pid: number): Promise<boolean> {
   }
   return false;
 }
+
+it("surfnet on a thread of this process (npm start's): it answers, carries the setup, and stop() ends it", async () => {
+  const sn = await startSurfnet({ inThread: true });
+  try {
+    expect(sn.pid).toBeUndefined();
+    const first = await sn.connection.getSlot();
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await sn.connection.getSlot()).toBeGreaterThan(first);
+    expect((await sn.connection.getTokenSupply(new PublicKey(sn.tokens.sol_usdc))).value.amount).toBe('1000000000000000');
+  } finally {
+    await sn.stop();
+  }
+  // Stopped: its RPC port no longer answers.
+  await expect(fetch(sn.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' })).rejects.toThrow();
+}, 120_000);
+
+it('a thread start that fails starts surfnet in a process of its own instead', async () => {
+  const broken = path.join(tmpDir('gw-surfnet-thread-'), 'broken.cjs');
+  fs.writeFileSync(broken, "throw new Error('napi module failed to load');\n");
+  const sn = await threadSurfnet({ offline: true, blockProductionMode: 'clock', slotTimeMs: 100 }, 20_000, broken);
+  try {
+    expect(sn.pid).toEqual(expect.any(Number));
+    const slot = await fetch(sn.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' });
+    expect(((await slot.json()) as { result: number }).result).toBeGreaterThanOrEqual(0);
+  } finally {
+    await sn.stop();
+  }
+  await expect(waitGone(sn.pid!)).resolves.toBe(true);
+}, 120_000);

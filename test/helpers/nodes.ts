@@ -178,7 +178,7 @@ export async function surfnetChain(ticker: 'sol' | 'sol_usdc', seed: HdSeed, nod
       if (!info) return 0n;
       return BigInt((await conn.getTokenAccountBalance(getAssociatedTokenAddressSync(mint, owner), 'confirmed')).value.amount);
     },
-    pids: node ? [] : [dev.pid],
+    pids: node || dev.pid === undefined ? [] : [dev.pid],
     async stop() {
       await adapter.close();
       if (!node) await dev.stop();
