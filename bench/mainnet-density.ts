@@ -20,9 +20,7 @@ import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import { Wallet } from 'ethers';
-import { startAnvil } from '../devnet/anvil';
 import { startSurfnet, type SurfnetDevnet } from '../devnet/surfnet';
-import { EvmAdapter } from '../src/chains/evm/adapter';
 import { HdSeed } from '../src/chains/keys';
 import { SolAdapter } from '../src/chains/sol/adapter';
 import { SolBlockReader } from '../src/chains/sol/block-reader';
@@ -33,15 +31,12 @@ import { matchBlock, readCursor, scanOnce, writeCursor } from '../src/detection/
 import { watchedAddressesOf } from '../src/detection/watched-addresses';
 import { openPostgres, type Database } from '../src/db/client';
 import { sql } from 'drizzle-orm';
-import { tmpDir } from '../test/helpers/nodes';
 import { benchServer } from './lib/database';
-import { fillAnvil } from './density/evm-fill';
 import { fillSurfnet } from './density/sol-fill';
-import { fillBitcoin, randomBitcoinAddress } from './density/utxo-fill';
-import { startCoreNode } from '../devnet/core-node';
-import { bitcoinNode } from '../devnet/binaries';
-import { UtxoAdapter } from '../src/chains/utxo/adapter';
 import { mainnetShapedBlock, serveBlock } from './density/sol-replay';
+import { bitcoin } from './density/bitcoin';
+import { ethereum } from './density/ethereum';
+import { MAINNET, WATCHED, catchUp, f, fit, mainnetLine, median, timed, verdict, watchRandom, type Timing } from './density/measure';
 
 const { values: flags } = parseArgs({
   options: {
@@ -54,64 +49,6 @@ const { values: flags } = parseArgs({
     only: { type: 'string' },
   },
 });
-const MAINNET = {
-  solana: { txs: 3000, intervalMs: 400 },
-  ethereum: { txs: 200, intervalMs: 12_000 },
-  bitcoin: { txs: 3000, intervalMs: 600_000 },
-  litecoin: { txs: 3000, intervalMs: 150_000 },
-  bitcoincash: { txs: 3000, intervalMs: 600_000 },
-};
-const WATCHED = 1_000;
-
-interface Timing {
-  cpuMs: number;
-  wallMs: number;
-}
-async function timed<T>(fn: () => Promise<T>): Promise<Timing & { value: T }> {
-  const c0 = process.cpuUsage();
-  const t0 = performance.now();
-  const value = await fn();
-  const c = process.cpuUsage(c0);
-  return { value, cpuMs: (c.user + c.system) / 1000, wallMs: performance.now() - t0 };
-}
-/** Least squares y = a + b·x: the per-block part (a) and the per-transaction part (b) of a cost. */
-function fit(xs: number[], ys: number[]): { a: number; b: number } {
-  const n = xs.length;
-  const mx = xs.reduce((s, x) => s + x, 0) / n;
-  const my = ys.reduce((s, y) => s + y, 0) / n;
-  const sxx = xs.reduce((s, x) => s + (x - mx) ** 2, 0);
-  const b = sxx > 0 ? xs.reduce((s, x, i) => s + (x - mx) * (ys[i] - my), 0) / sxx : my / mx;
-  return { a: my - b * mx, b };
-}
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
-const f = (x: number, d = 1) => x.toFixed(d);
-const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
-
-/** A cost of a + b per transaction, at the network's mainnet block size, as the share of its interval. */
-function mainnetLine(network: keyof typeof MAINNET, label: string, cpu: { a: number; b: number }, wall: { a: number; b: number }): void {
-  const m = MAINNET[network];
-  const c = cpu.a + cpu.b * m.txs;
-  const share = c / m.intervalMs;
-  console.log(
-    `  ${label}: at mainnet size (${m.txs} tx) ${f(c)} ms CPU, ${f(wall.a + wall.b * m.txs)} ms wall per block = ${f(100 * share)} % of a core at one block per ${m.intervalMs} ms (target ≤ 20 %: ${verdict(share <= 0.2)})`,
-  );
-}
-
-async function watchRandom(db: Database['db'], family: string, ticker: string, address: () => string): Promise<void> {
-  const rows = Array.from({ length: WATCHED }, (_, i) => ({ a: address(), i }));
-  const values = rows.map(({ a, i }) => sql`(${`https://shop.example/${family}/${i}`}, ${ticker}, ${family}, ${a}, ${a}, ${i}, false, 1, 0, 0, 0, 'default')`);
-  await db.execute(sql`INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority) VALUES ${sql.join(values, sql`, `)}`);
-}
-
-async function catchUp(network: string, adapter: SolAdapter | EvmAdapter | UtxoAdapter, db: Database['db'], from: { height: bigint; hash: string | null }, to: bigint, maxBlocks: number) {
-  await writeCursor(db, network, from);
-  return timed(async () => {
-    let passes = 0;
-    while ((await readCursor(db, network))!.height < to && passes++ < 10_000) await scanOnce(adapter, db, network, { maxBlocks });
-    return passes;
-  });
-}
-
 async function solana(db: Database['db']): Promise<void> {
   const dev = await startSurfnet({ slotTimeMs: Number(flags['slot-ms']) });
   const seed = HdSeed.fromMnemonic(Wallet.createRandom().mnemonic!.phrase);
@@ -307,95 +244,6 @@ function watchedNow(db: Database['db']): () => Promise<WatchedBytes> {
   };
 }
 
-async function ethereum(db: Database['db']): Promise<void> {
-  const node = await startAnvil({ dir: tmpDir('gw-bench-density-') });
-  const seed = HdSeed.fromMnemonic(Wallet.createRandom().mnemonic!.phrase);
-  const adapter = new EvmAdapter({ network: 'ethereum', mode: 'regtest', rpcUrl: node.rpcUrl, chainId: node.chainId, seed, tokens: node.tokens });
-  try {
-    await watchRandom(db, 'evm', 'erc20_usdt', () => Wallet.createRandom().address);
-    const fill = await fillAnvil(node, Number(flags['evm-blocks']));
-    const heights = Array.from({ length: fill.to - fill.from }, (_, i) => BigInt(fill.from + 1 + i));
-    const t: Timing[] = [];
-    let txs = 0;
-    let logs = 0;
-    for (const h of heights) {
-      t.push(
-        await timed(async () => {
-          const b = await adapter.scanBlock(h);
-          txs += b.txids?.length ?? 0;
-          logs += b.deposits.filter((d) => d.ticker !== 'eth').length;
-          await matchBlock(db, 'ethereum', b);
-        }),
-      );
-    }
-    // Every block has mainnet's size: its per-block figure is the mainnet one.
-    const cpu = { a: 0, b: median(t.map((x) => x.cpuMs)) / (txs / heights.length) };
-    const wall = { a: 0, b: median(t.map((x) => x.wallMs)) / (txs / heights.length) };
-    console.log(`ethereum (anvil): ${heights.length} blocks, ${txs} tx, ${logs} ERC-20 Transfer deposits`);
-    console.log(
-      `  watcher: per block median ${f(median(t.map((x) => x.cpuMs)))} ms CPU, ${f(median(t.map((x) => x.wallMs)))} ms wall; per transaction ${f(cpu.b * 1000, 0)} µs CPU, ${f(wall.b * 1000, 0)} µs wall`,
-    );
-    mainnetLine('ethereum', 'watcher', cpu, wall);
-    const c = await catchUp('ethereum', adapter, db, { height: BigInt(fill.from), hash: null }, BigInt(fill.to), 50);
-    const blocksPerS = heights.length / (c.wallMs / 1000);
-    const chainRate = 1000 / MAINNET.ethereum.intervalMs;
-    console.log(
-      `  catch-up over the backlog: ${f(c.wallMs / 1000, 2)} s wall, ${f(c.cpuMs / 1000, 2)} s CPU: ${f(blocksPerS, 1)} blocks/s = ${f(blocksPerS / chainRate, 0)}× the chain's rate (target ≥ 5×: ${verdict(blocksPerS / chainRate >= 5)})`,
-    );
-  } finally {
-    adapter.provider.destroy();
-    await node.stop();
-  }
-}
-
-/**
- * Bitcoin Knots regtest blocks of mainnet's 3,000 transactions (bench/density/utxo-fill.ts): the watcher's
- * reading of each (getblock with its transactions, the outputs' recipients, one lookup) against Bitcoin's and
- * Bitcoin Cash's 600 s and Litecoin's 150 s (litecoind answers the same getblock; bchd's is read alike), and
- * its catch-up over them.
- */
-async function bitcoin(db: Database['db']): Promise<void> {
-  const dir = tmpDir('gw-bench-density-');
-  const cmd = bitcoinNode();
-  if (cmd?.family !== 'core') throw new Error('the Bitcoin density figure wants Bitcoin Knots (npm run devnet -- install)');
-  // Knots mines blocks of 300 kB by default; mainnet's are full (4 M weight units).
-  const st = await startCoreNode({ dir, cmd, extraArgs: ['-blockmaxsize=4000000', '-blockmaxweight=4000000'] });
-  const seed = HdSeed.fromMnemonic(Wallet.createRandom().mnemonic!.phrase);
-  const adapter = new UtxoAdapter({ network: 'bitcoin', mode: 'regtest', rpcUrl: st.rpcUrl, seed });
-  try {
-    await watchRandom(db, 'btc', 'btc', randomBitcoinAddress);
-    const fill = await fillBitcoin(st, Number(flags['btc-blocks']), MAINNET.bitcoin.txs);
-    const t: Timing[] = [];
-    let txs = 0;
-    for (let h = fill.from + 1; h <= fill.to; h++) {
-      t.push(
-        await timed(async () => {
-          const [b] = (await adapter.scan({ height: BigInt(h - 1), hash: null }, 1)).blocks;
-          txs += b.txids?.length ?? 0;
-          await matchBlock(db, 'bitcoin', b);
-        }),
-      );
-    }
-    const blocks = fill.to - fill.from;
-    const cpu = { a: 0, b: median(t.map((x) => x.cpuMs)) / (txs / blocks) };
-    const wall = { a: 0, b: median(t.map((x) => x.wallMs)) / (txs / blocks) };
-    console.log(`bitcoin (Knots regtest): ${blocks} blocks, ${txs} tx (1 input, 2 outputs each)`);
-    console.log(
-      `  watcher: per block median ${f(median(t.map((x) => x.cpuMs)))} ms CPU, ${f(median(t.map((x) => x.wallMs)))} ms wall; per transaction ${f(cpu.b * 1000, 0)} µs CPU, ${f(wall.b * 1000, 0)} µs wall`,
-    );
-    for (const network of ['bitcoin', 'litecoin', 'bitcoincash'] as const) mainnetLine(network, `watcher (${network}, from this cost per transaction)`, cpu, wall);
-    const c = await catchUp('bitcoin', adapter, db, { height: BigInt(fill.from), hash: null }, BigInt(fill.to), 20);
-    const blocksPerS = blocks / (c.wallMs / 1000);
-    const litecoinRate = 1000 / MAINNET.litecoin.intervalMs;
-    console.log(
-      `  catch-up over the backlog: ${f(c.wallMs / 1000, 2)} s wall, ${f(c.cpuMs / 1000, 2)} s CPU: ${f(blocksPerS, 2)} blocks/s = ${f(blocksPerS / litecoinRate, 0)}× Litecoin's rate, ` +
-        `${f((blocksPerS * MAINNET.bitcoin.intervalMs) / 1000, 0)}× Bitcoin's (target ≥ 5×: ${verdict(blocksPerS / litecoinRate >= 5)})`,
-    );
-  } finally {
-    await adapter.close();
-    await st.stop();
-  }
-}
 
 async function main(): Promise<void> {
   const server = await benchServer();
@@ -404,8 +252,8 @@ async function main(): Promise<void> {
     console.log(`figures of this process only (nodes and PostgreSQL run in their own); ${WATCHED} watched addresses per family; load on the machine counts in every figure`);
     if (flags.only === undefined || flags.only === 'sol') await solana(database.db);
     if (flags.only === undefined || flags.only === 'sol' || flags.only === 'replay') await solanaReplay(database.db);
-    if (flags.only === undefined || flags.only === 'evm') await ethereum(database.db);
-    if (flags.only === undefined || flags.only === 'utxo') await bitcoin(database.db);
+    if (flags.only === undefined || flags.only === 'evm') await ethereum(database.db, Number(flags['evm-blocks']));
+    if (flags.only === undefined || flags.only === 'utxo') await bitcoin(database.db, Number(flags['btc-blocks']));
   } finally {
     await database.close();
     await server.stop();
