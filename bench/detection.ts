@@ -11,6 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
+import { callbackValuesSeries } from '../test/helpers/callback-columns';
 import { openPostgres } from '../src/db/client';
 import type { ObservedDeposit, ScannedBlock } from '../src/chains/adapter';
 import { matchBlock, writeCursor } from '../src/detection/watcher';
@@ -46,9 +47,9 @@ async function main(): Promise<void> {
     let have = 0;
     for (const n of SIZES) {
       const t0 = Date.now();
-      await db.execute(sql`INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index,
+      await db.execute(sql`INSERT INTO payment_configs (callback_url, callback_key, callback_host, ticker, family, address_in, address_out, derivation_index,
         notify_pending, notify_confirmations, post, json, convert, priority)
-        SELECT 'https://merchant.example/' || g, 'eth', 'evm', '0x' || lpad(to_hex(g), 40, '0'), '0x' || lpad(to_hex(g), 40, '0'), g,
+        SELECT ${callbackValuesSeries('https://merchant.example/', sql`g`)}, 'eth', 'evm', '0x' || lpad(to_hex(g), 40, '0'), '0x' || lpad(to_hex(g), 40, '0'), g,
           false, 12, 0, 0, 0, 'default' FROM generate_series(${have + 1}::int, ${n}::int) g`);
       await db.execute(sql`ANALYZE payment_configs`);
       have = n;

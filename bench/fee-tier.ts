@@ -14,6 +14,7 @@ import { rollingVolumeUsdt } from '../activities/fee-inputs';
 import { openPostgres, type Database } from '../src/db/client';
 import { benchServer } from './lib/database';
 import { stats } from './pipeline/report';
+import { callbackValuesSeries } from '../test/helpers/callback-columns';
 
 const { values: flags } = parseArgs({ options: { reads: { type: 'string', default: '100' } } });
 const READS = Number(flags.reads);
@@ -24,9 +25,9 @@ const HOST = 'big.example';
 async function prepare(url: string, n: number): Promise<Database> {
   const database = await openPostgres(url, { max: 2 });
   const { db } = database;
-  await db.execute(sql`INSERT INTO payment_configs (callback_url, callback_host, ticker, family, address_in, address_out, derivation_index,
+  await db.execute(sql`INSERT INTO payment_configs (callback_url, callback_key, callback_host, ticker, family, address_in, address_out, derivation_index,
     notify_pending, notify_confirmations, post, json, convert, priority)
-    SELECT 'https://${sql.raw(HOST)}/cb/' || i, ${HOST}, 'eth', 'evm', '0x' || lpad(to_hex(i), 40, '0'), '0x' || lpad('1', 40, '0'), i,
+    SELECT ${callbackValuesSeries(`https://${HOST}/cb/`, sql`i`)}, 'eth', 'evm', '0x' || lpad(to_hex(i), 40, '0'), '0x' || lpad('1', 40, '0'), i,
       false, 12, 0, 0, 0, 'default' FROM generate_series(1, ${Math.ceil(n / 10)}::int) i`);
   await db.execute(sql`INSERT INTO payments (config_id, ticker, network, deposit_key, txid_in, vout, value_base, result, price, created_at)
     SELECT c.id, 'eth', 'ethereum', 'k' || c.derivation_index || ':' || j, 't' || c.derivation_index || ':' || j, j,

@@ -31,6 +31,7 @@ import { matchBlock, readCursor, scanOnce, writeCursor } from '../src/detection/
 import { watchedAddressesOf } from '../src/detection/watched-addresses';
 import { openPostgres, type Database } from '../src/db/client';
 import { sql } from 'drizzle-orm';
+import { callbackValues } from '../test/helpers/callback-columns';
 import { benchServer } from './lib/database';
 import { fillSurfnet } from './density/sol-fill';
 import { mainnetShapedBlock, serveBlock } from './density/sol-replay';
@@ -121,8 +122,8 @@ async function liveDetection(dev: SurfnetDevnet, adapter: SolAdapter, db: Databa
   const customer = Keypair.fromSecretKey(Uint8Array.from(dev.customerSecret));
   const to = Keypair.generate().publicKey;
   const index = WATCHED + 2;
-  await db.execute(sql`INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority)
-    VALUES (${`https://shop.example/sol/${index}`}, 'sol', 'sol', ${to.toBase58()}, ${to.toBase58()}, ${index}, false, 1, 0, 0, 0, 'default')`);
+  await db.execute(sql`INSERT INTO payment_configs (callback_url, callback_key, callback_host, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority)
+    VALUES (${callbackValues(`https://shop.example/sol/${index}`)}, 'sol', 'sol', ${to.toBase58()}, ${to.toBase58()}, ${index}, false, 1, 0, 0, 0, 'default')`);
   const reader = new SolBlockReader(dev.rpcUrl);
   await writeCursor(db, 'solana', { height: BigInt(await reader.slot()), hash: null });
   const count = Number(flags['sol-txs']);
@@ -221,8 +222,8 @@ async function solanaReplay(db: Database['db']): Promise<void> {
     const parsed = (await reader.block(1))!;
     const paid = parsed.transactions.find((tx, t) => t % 5 === 1 && t % 2 === 1 && !tx.meta?.err)!.transaction.accountKeys[2].pubkey;
     const index = WATCHED + 1;
-    await db.execute(sql`INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority)
-      VALUES (${`https://shop.example/sol/${index}`}, 'sol', 'sol', ${paid}, ${paid}, ${index}, false, 1, 0, 0, 0, 'default')`);
+    await db.execute(sql`INSERT INTO payment_configs (callback_url, callback_key, callback_host, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority)
+      VALUES (${callbackValues(`https://shop.example/sol/${index}`)}, 'sol', 'sol', ${paid}, ${paid}, ${index}, false, 1, 0, 0, 0, 'default')`);
     const naming = parsed.transactions.filter((tx) => tx.transaction.accountKeys.some((k) => k.pubkey === paid)).length;
     const [hit, fullHit] = await run([watcher, former]);
     line(`watcher, a watched address named in ${naming} of the transactions (fetch, named addresses, lookup, outline, parse of those)`, hit);

@@ -18,6 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { sql } from 'drizzle-orm';
+import { callbackValuesSeries } from '../test/helpers/callback-columns';
 import type { ObservedDeposit, ScannedBlock } from '../src/chains/adapter';
 import { pushHints } from '../src/detection/push';
 import { matchBlock, writeCursor } from '../src/detection/watcher';
@@ -69,9 +70,9 @@ async function arrive(db: Database['db'], from: number, to: number, count: numbe
 async function prepare(url: string, s: Setting): Promise<Database> {
   const database = await openPostgres(url, { max: 2 });
   const { db } = database;
-  await db.execute(sql`INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index,
+  await db.execute(sql`INSERT INTO payment_configs (callback_url, callback_key, callback_host, ticker, family, address_in, address_out, derivation_index,
     notify_pending, notify_confirmations, post, json, convert, priority)
-    SELECT 'https://merchant.example/' || g, 'eth', 'evm', '0x' || lpad(to_hex(g), 40, '0'), '0x' || lpad(to_hex(g), 40, '0'), g,
+    SELECT ${callbackValuesSeries('https://merchant.example/', sql`g`)}, 'eth', 'evm', '0x' || lpad(to_hex(g), 40, '0'), '0x' || lpad(to_hex(g), 40, '0'), g,
       false, 12, 0, 0, 0, 'default' FROM generate_series(1, ${WATCHED}::int) g`);
   await arrive(db, START + 1, START + s.window, s.due);
   await writeCursor(db, 'ethereum', { height: BigInt(START), hash: hex(32) });

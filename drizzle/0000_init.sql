@@ -84,8 +84,8 @@ CREATE TABLE "host_volume_hours" (
 CREATE TABLE "payment_configs" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
 	"callback_url" text NOT NULL,
-	"callback_key" text,
-	"callback_host" text,
+	"callback_key" text NOT NULL,
+	"callback_host" text NOT NULL,
 	"ticker" text NOT NULL,
 	"family" text NOT NULL,
 	"address_in" text NOT NULL,

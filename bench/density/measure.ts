@@ -1,6 +1,7 @@
 // What bench/mainnet-density.ts measures with: timings of this process, the fit of a cost per block and per
 // transaction, the line at mainnet's block size, 1,000 watched addresses, and the watcher's catch-up.
 import { sql } from 'drizzle-orm';
+import { callbackValues } from '../../test/helpers/callback-columns';
 import type { EvmAdapter } from '../../src/chains/evm/adapter';
 import type { SolAdapter } from '../../src/chains/sol/adapter';
 import type { UtxoAdapter } from '../../src/chains/utxo/adapter';
@@ -52,8 +53,8 @@ export function mainnetLine(network: keyof typeof MAINNET, label: string, cpu: {
 
 export async function watchRandom(db: Database['db'], family: string, ticker: string, address: () => string): Promise<void> {
   const rows = Array.from({ length: WATCHED }, (_, i) => ({ a: address(), i }));
-  const values = rows.map(({ a, i }) => sql`(${`https://shop.example/${family}/${i}`}, ${ticker}, ${family}, ${a}, ${a}, ${i}, false, 1, 0, 0, 0, 'default')`);
-  await db.execute(sql`INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority) VALUES ${sql.join(values, sql`, `)}`);
+  const values = rows.map(({ a, i }) => sql`(${callbackValues(`https://shop.example/${family}/${i}`)}, ${ticker}, ${family}, ${a}, ${a}, ${i}, false, 1, 0, 0, 0, 'default')`);
+  await db.execute(sql`INSERT INTO payment_configs (callback_url, callback_key, callback_host, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority) VALUES ${sql.join(values, sql`, `)}`);
 }
 
 export async function catchUp(network: string, adapter: SolAdapter | EvmAdapter | UtxoAdapter, db: Database['db'], from: { height: bigint; hash: string | null }, to: bigint, maxBlocks: number) {

@@ -39,12 +39,12 @@ export const paymentConfigs = pgTable(
     callbackUrl: text('callback_url').notNull(),
     /**
      * Where the callbacks go and what they sign (callbackWireKey, src/callbacks/transport.ts): one
-     * configuration per key, so no alias of a callback URL has a payout of its own (DESIGN 15). Null only for
-     * a configuration stored before the key existed that aliases an older one.
+     * configuration per key, so no alias of a callback URL has a payout of its own (DESIGN 15). Never null:
+     * the unique index would not see a null one.
      */
-    callbackKey: text('callback_key'),
+    callbackKey: text('callback_key').notNull(),
     /** callbackHost(callback_url) (src/domain/callback-host.ts), written with the row: what the fee tier's volume counts by. */
-    callbackHost: text('callback_host'),
+    callbackHost: text('callback_host').notNull(),
     ticker: text('ticker').notNull(),
     family: text('family').notNull(),
     addressIn: text('address_in').notNull(),

@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import { CHAIN_RESET_REASON, settleNewLocalChains } from '../../devnet/reset';
 import { chainCursors, paymentConfigs, payments } from '../../src/db/schema';
 import { createTestDatabase } from '../helpers/db';
+import { callbackColumns } from '../helpers/callback-columns';
 
 /**
  * What `npm start` does when a local chain comes back new (surfnet always; anvil when its state was
@@ -19,14 +20,14 @@ it('fails the waiting payments of the new chain with a clear reason and restarts
   const [sol] = await db
     .insert(paymentConfigs)
     .values({
-      callbackUrl: 'https://shop.example/cb?order=r1', ticker: 'sol', family: 'sol', addressIn: 'SoLAddressIn111', addressOut: 'SoLAddressOut111',
+      ...callbackColumns('https://shop.example/cb?order=r1'), ticker: 'sol', family: 'sol', addressIn: 'SoLAddressIn111', addressOut: 'SoLAddressOut111',
       derivationIndex: 1n, notifyPending: false, notifyConfirmations: 1, post: 0, json: 0, convert: 0, priority: 'default',
     })
     .returning();
   const [eth] = await db
     .insert(paymentConfigs)
     .values({
-      callbackUrl: 'https://shop.example/cb?order=r2', ticker: 'eth', family: 'evm', addressIn: '0xin', addressOut: '0xout',
+      ...callbackColumns('https://shop.example/cb?order=r2'), ticker: 'eth', family: 'evm', addressIn: '0xin', addressOut: '0xout',
       derivationIndex: 2n, notifyPending: false, notifyConfirmations: 3, post: 0, json: 0, convert: 0, priority: 'default',
     })
     .returning();

@@ -14,6 +14,7 @@ import { paymentConfigs } from '../../src/db/schema';
 import { scanOnce, type MatchedDeposit } from '../../src/detection/watcher';
 import { anvilWatchBed, type AnvilWatchBed } from '../helpers/anvil-watch';
 import { deployPayer } from '../helpers/payer-contracts';
+import { callbackColumns } from '../helpers/callback-columns';
 
 jest.setTimeout(180_000);
 
@@ -29,7 +30,7 @@ async function watched(): Promise<{ index: bigint; address: string }> {
   const index = nextIndex++;
   const address = adapter.deriveAddressIn(index);
   await bed.db.insert(paymentConfigs).values({
-    callbackUrl: `https://shop.example/internal/${index}`, ticker: 'eth', family: 'evm', addressIn: address,
+    ...callbackColumns(`https://shop.example/internal/${index}`), ticker: 'eth', family: 'evm', addressIn: address,
     addressOut: Wallet.createRandom().address, derivationIndex: index, notifyPending: false, notifyConfirmations: 1,
     post: 0, json: 0, convert: 0, priority: 'default',
   });

@@ -21,6 +21,7 @@ import { evmGasTankKey } from '../../src/chains/sponsor';
 import { createTestDatabase } from '../helpers/db';
 import { anvilChain, testSeed, tmpDir, type LiveChain } from '../helpers/nodes';
 import { waitFor } from '../helpers/process';
+import { callbackColumns } from '../helpers/callback-columns';
 
 jest.setTimeout(120_000);
 
@@ -60,7 +61,7 @@ async function configFor(index: bigint, addressOut: string): Promise<string> {
     [{ id }] = await database.db
       .insert(paymentConfigs)
       .values({
-        callbackUrl: `https://shop.example/topup/${index}`, ticker: 'erc20_usdt', family: 'evm', addressIn, addressOut,
+        ...callbackColumns(`https://shop.example/topup/${index}`), ticker: 'erc20_usdt', family: 'evm', addressIn, addressOut,
         derivationIndex: index, notifyPending: false, notifyConfirmations: 1, post: 0, json: 0, convert: 0, priority: 'default',
       })
       .returning();

@@ -18,6 +18,7 @@ import { createTestDatabase } from '../helpers/db';
 import { startHostileRpc, type HostileRpc } from '../helpers/hostile-rpc';
 import { testSeed } from '../helpers/nodes';
 import { deployPayer } from '../helpers/payer-contracts';
+import { callbackColumns } from '../helpers/callback-columns';
 
 jest.setTimeout(180_000);
 
@@ -126,7 +127,7 @@ test('one trace call per block once an address is watched, none before (beyond t
   await scanOnce(adapter, db, 'ethereum');
   expect(traces()).toBe(1);
   await db.insert(paymentConfigs).values({
-    callbackUrl: 'https://shop.example/trace-cost', ticker: 'eth', family: 'evm', addressIn: adapter.deriveAddressIn(9n),
+    ...callbackColumns('https://shop.example/trace-cost'), ticker: 'eth', family: 'evm', addressIn: adapter.deriveAddressIn(9n),
     addressOut: Wallet.createRandom().address, derivationIndex: 9n, notifyPending: false, notifyConfirmations: 1,
     post: 0, json: 0, convert: 0, priority: 'default',
   });
@@ -154,7 +155,7 @@ test('a configuration made and paid while a pass read its blocks without traces:
   const scan = adapter.scan.bind(adapter);
   jest.spyOn(adapter, 'scan').mockImplementationOnce(async (...args) => {
     await db.insert(paymentConfigs).values({
-      callbackUrl: 'https://shop.example/made-during-a-pass', ticker: 'eth', family: 'evm', addressIn,
+      ...callbackColumns('https://shop.example/made-during-a-pass'), ticker: 'eth', family: 'evm', addressIn,
       addressOut: Wallet.createRandom().address, derivationIndex: 21n, notifyPending: false, notifyConfirmations: 1,
       post: 0, json: 0, convert: 0, priority: 'default',
     });

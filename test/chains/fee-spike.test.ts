@@ -20,6 +20,7 @@ import { jsonRpc } from '../../src/chains/json-rpc';
 import { FEE_READING_MS } from '../../src/chains/evm/fees';
 import { createTestDatabase } from '../helpers/db';
 import { anvilChain, testSeed, tmpDir, type LiveChain } from '../helpers/nodes';
+import { callbackColumns } from '../helpers/callback-columns';
 
 jest.setTimeout(120_000);
 
@@ -66,7 +67,7 @@ test('a deposit above the minimum during a gas spike is kept and forwarded once 
   const [config] = await database.db
     .insert(paymentConfigs)
     .values({
-      callbackUrl: 'https://shop.example/spike', ticker: 'eth', family: 'evm', addressIn: to, addressOut,
+      ...callbackColumns('https://shop.example/spike'), ticker: 'eth', family: 'evm', addressIn: to, addressOut,
       derivationIndex: index, notifyPending: true, notifyConfirmations: 1, post: 0, json: 0, convert: 0, priority: 'default',
     })
     .returning();

@@ -23,6 +23,7 @@ import { startAnvil, type AnvilDevnet } from '../../devnet/anvil';
 import { headHub, openHeadFeed, type HeadFeed } from '../../src/detection/heads';
 import { createTestDatabase } from '../helpers/db';
 import { anvilChain, testSeed, tmpDir, type LiveChain } from '../helpers/nodes';
+import { callbackColumns } from '../helpers/callback-columns';
 
 jest.setTimeout(120_000);
 
@@ -70,7 +71,7 @@ async function deposit(index: bigint, amount: bigint): Promise<{ uuid: string; o
   const [config] = await database.db
     .insert(paymentConfigs)
     .values({
-      callbackUrl: `https://shop.example/due/${index}`, ticker: 'eth', family: 'evm', addressIn: to, addressOut: Wallet.createRandom().address,
+      ...callbackColumns(`https://shop.example/due/${index}`), ticker: 'eth', family: 'evm', addressIn: to, addressOut: Wallet.createRandom().address,
       derivationIndex: index, notifyPending: false, notifyConfirmations: REQUIRED, post: 0, json: 0, convert: 0, priority: 'default',
     })
     .returning();
@@ -300,7 +301,7 @@ test('an eligible deposit recorded has its forward key derived while it waits fo
     const [config] = await database.db
       .insert(paymentConfigs)
       .values({
-        callbackUrl: `https://shop.example/keep/${index}`, ticker: 'eth', family: 'evm', addressIn: to, addressOut: Wallet.createRandom().address,
+        ...callbackColumns(`https://shop.example/keep/${index}`), ticker: 'eth', family: 'evm', addressIn: to, addressOut: Wallet.createRandom().address,
         derivationIndex: index, notifyPending: false, notifyConfirmations: REQUIRED, post: 0, json: 0, convert: 0, priority: 'default',
         minimumTransactionBase: parseEther('0.01').toString(),
       })

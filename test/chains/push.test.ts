@@ -20,6 +20,7 @@ import { scanOnce } from '../../src/detection/watcher';
 import { dueHeight } from '../../src/domain/finality';
 import { createTestDatabase } from '../helpers/db';
 import { testSeed, tmpDir } from '../helpers/nodes';
+import { callbackColumns } from '../helpers/callback-columns';
 
 jest.setTimeout(120_000);
 
@@ -54,7 +55,7 @@ beforeAll(async () => {
   const [config] = await db
     .insert(paymentConfigs)
     .values({
-      callbackUrl: 'https://shop.example/cb', ticker: 'eth', family: 'evm', addressIn: adapter.deriveAddressIn(1n), addressOut: Wallet.createRandom().address,
+      ...callbackColumns('https://shop.example/cb'), ticker: 'eth', family: 'evm', addressIn: adapter.deriveAddressIn(1n), addressOut: Wallet.createRandom().address,
       derivationIndex: 1n, notifyPending: false, notifyConfirmations: 3, post: 0, json: 0, convert: 0, priority: 'default',
     })
     .returning();

@@ -22,6 +22,7 @@ import { sendAndPoll, startSurfnet, type SurfnetDevnet } from '../../devnet/surf
 import { createTestDatabase } from '../helpers/db';
 import { freePort } from '../../devnet/devserver';
 import { testSeed } from '../helpers/nodes';
+import { callbackColumns } from '../helpers/callback-columns';
 
 jest.setTimeout(180_000);
 
@@ -146,7 +147,7 @@ describe('on a live surfnet', () => {
     const adapter = new SolAdapter({ network: 'solana', mode: 'regtest', rpcUrl: proxy.url, seed: testSeed(), tokens: dev.tokens, blockThread: new SolBlockThread(SMALL_HEAP) });
     try {
       await database.db.insert(paymentConfigs).values({
-        callbackUrl: 'https://shop.example/sol-block-thread', ticker: 'sol', family: NETWORKS.solana.addressFamily, addressIn: payee.toBase58(),
+        ...callbackColumns('https://shop.example/sol-block-thread'), ticker: 'sol', family: NETWORKS.solana.addressFamily, addressIn: payee.toBase58(),
         addressOut: key(), derivationIndex: 1n, notifyPending: false, notifyConfirmations: 1, post: 0, json: 0, convert: 0, priority: 'default',
       });
       const from = await adapter.head();

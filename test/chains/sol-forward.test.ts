@@ -29,6 +29,7 @@ import { DEVNET_PRICES, FixedPriceSource } from '../../src/prices/source';
 import { createTestDatabase } from '../helpers/db';
 import { surfnetChain, testSeed, type LiveChain } from '../helpers/nodes';
 import { waitFor } from '../helpers/process';
+import { callbackColumns } from '../helpers/callback-columns';
 
 jest.setTimeout(180_000);
 
@@ -250,7 +251,7 @@ describe('through the forward activity, on PostgreSQL', () => {
     const [config] = await database.db
       .insert(paymentConfigs)
       .values({
-        callbackUrl: `https://shop.example/sol/${index}`, ticker: chain.ticker, family: 'sol', addressIn: d.recipient, addressOut,
+        ...callbackColumns(`https://shop.example/sol/${index}`), ticker: chain.ticker, family: 'sol', addressIn: d.recipient, addressOut,
         derivationIndex: index, notifyPending: false, notifyConfirmations: 1, post: 0, json: 0, convert: 0, priority: 'default',
       })
       .returning();

@@ -26,6 +26,7 @@ import { readCursor, scanOnce, writeCursor, type MatchedDeposit } from '../../sr
 import { createTestDatabase } from '../helpers/db';
 import { waitFor } from '../helpers/process';
 import { testSeed } from '../helpers/nodes';
+import { callbackColumns } from '../helpers/callback-columns';
 
 jest.setTimeout(180_000);
 
@@ -62,7 +63,7 @@ async function sendFailing(ixs: TransactionInstruction[], signers: Keypair[]): P
 
 async function watch(address: string, ticker: 'sol' | 'sol_usdc', index: number): Promise<void> {
   await database.db.insert(paymentConfigs).values({
-    callbackUrl: `https://shop.example/sol-scan/${index}`, ticker, family: NETWORKS.solana.addressFamily, addressIn: address,
+    ...callbackColumns(`https://shop.example/sol-scan/${index}`), ticker, family: NETWORKS.solana.addressFamily, addressIn: address,
     addressOut: Keypair.generate().publicKey.toBase58(), derivationIndex: BigInt(index), notifyPending: false, notifyConfirmations: 1,
     post: 0, json: 0, convert: 0, priority: 'default',
   });

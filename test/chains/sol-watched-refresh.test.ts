@@ -15,6 +15,7 @@ import { readCursor, scanOnce, type MatchedDeposit } from '../../src/detection/w
 import { WatchedAddresses } from '../../src/detection/watched-addresses';
 import { createTestDatabase } from '../helpers/db';
 import { testSeed } from '../helpers/nodes';
+import { callbackColumns } from '../helpers/callback-columns';
 
 jest.setTimeout(180_000);
 
@@ -35,7 +36,7 @@ const address = () => Keypair.generate().publicKey.toBase58();
 async function watch(db: Db, addressIn: string): Promise<void> {
   made++;
   await db.insert(paymentConfigs).values({
-    callbackUrl: `https://shop.example/refresh/${made}`, ticker: 'sol', family: NETWORKS.solana.addressFamily, addressIn,
+    ...callbackColumns(`https://shop.example/refresh/${made}`), ticker: 'sol', family: NETWORKS.solana.addressFamily, addressIn,
     addressOut: address(), derivationIndex: BigInt(1000 + made), notifyPending: false, notifyConfirmations: 1,
     post: 0, json: 0, convert: 0, priority: 'default',
   });
@@ -53,12 +54,13 @@ test('a refresh reads what was created since the last one, a create that committ
   const slow = new Client({ connectionString: database.url });
   await slow.connect();
   const b = address();
+  const cb = callbackColumns('https://shop.example/refresh/slow');
   try {
     await slow.query('BEGIN');
     await slow.query(
-      `INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority)
-       VALUES ('https://shop.example/refresh/slow', 'sol', 'sol', $1, $2, 999, false, 1, 0, 0, 0, 'default')`,
-      [b, address()],
+      `INSERT INTO payment_configs (callback_url, callback_key, callback_host, ticker, family, address_in, address_out, derivation_index, notify_pending, notify_confirmations, post, json, convert, priority)
+       VALUES ($1, $2, $3, 'sol', 'sol', $4, $5, 999, false, 1, 0, 0, 0, 'default')`,
+      [cb.callbackUrl, cb.callbackKey, cb.callbackHost, b, address()],
     );
     await new Promise((r) => setTimeout(r, 50));
     expect(await list.current()).toEqual([a]);
@@ -69,7 +71,7 @@ test('a refresh reads what was created since the last one, a create that committ
   expect(await list.current()).toEqual([a, b]);
   // Only new rows are added; another family's are not read.
   await database.db.insert(paymentConfigs).values({
-    callbackUrl: 'https://shop.example/refresh/evm', ticker: 'eth', family: 'evm', addressIn: '0x' + '1'.repeat(40), addressOut: '0x' + '2'.repeat(40),
+    ...callbackColumns('https://shop.example/refresh/evm'), ticker: 'eth', family: 'evm', addressIn: '0x' + '1'.repeat(40), addressOut: '0x' + '2'.repeat(40),
     derivationIndex: 1n, notifyPending: false, notifyConfirmations: 1, post: 0, json: 0, convert: 0, priority: 'default',
   });
   expect(await list.current()).toEqual([a, b]);

@@ -14,6 +14,7 @@ import { chainCursors, paymentConfigs } from '../../src/db/schema';
 import { readCursor, scanOnce, type MatchedDeposit } from '../../src/detection/watcher';
 import { createTestDatabase } from '../helpers/db';
 import { requiredLitecoinChain, surfnetChain, testSeed, type LiveChain } from '../helpers/nodes';
+import { callbackColumns } from '../helpers/callback-columns';
 
 jest.setTimeout(120_000);
 
@@ -47,7 +48,7 @@ describe.each(factories)('%s', (name, start) => {
     const index = BigInt(randomInt(0, 2 ** 31 - 1));
     const addressIn = chain.adapter.deriveAddressIn(index);
     await db.insert(paymentConfigs).values({
-      callbackUrl: `https://shop.example/${network}/${index}`, ticker: chain.ticker, family: NETWORKS[network].addressFamily,
+      ...callbackColumns(`https://shop.example/${network}/${index}`), ticker: chain.ticker, family: NETWORKS[network].addressFamily,
       addressIn, addressOut: await chain.freshAddressOut(), derivationIndex: index, notifyPending: false, notifyConfirmations: 1,
       post: 0, json: 0, convert: 0, priority: 'default',
     });
@@ -71,7 +72,7 @@ describe.each(factories)('%s', (name, start) => {
     const index = BigInt(randomInt(0, 2 ** 31 - 1));
     const addressIn = chain.adapter.deriveAddressIn(index);
     await db.insert(paymentConfigs).values({
-      callbackUrl: `https://shop.example/${network}/first-start/${index}`, ticker: chain.ticker, family: NETWORKS[network].addressFamily,
+      ...callbackColumns(`https://shop.example/${network}/first-start/${index}`), ticker: chain.ticker, family: NETWORKS[network].addressFamily,
       addressIn, addressOut: await chain.freshAddressOut(), derivationIndex: index, notifyPending: false, notifyConfirmations: 1,
       post: 0, json: 0, convert: 0, priority: 'default',
     });

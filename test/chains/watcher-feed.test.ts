@@ -11,6 +11,7 @@ import { openHeadFeed } from '../../src/detection/heads';
 import { anvilWatchBed, type AnvilWatchBed } from '../helpers/anvil-watch';
 import { waitFor } from '../helpers/process';
 import { tcpProxy } from '../helpers/tcp-proxy';
+import { callbackColumns } from '../helpers/callback-columns';
 
 jest.setTimeout(120_000);
 
@@ -23,7 +24,7 @@ beforeAll(async () => {
   bed = await anvilWatchBed('gw-watch-feed-');
   addressIn = (await bed.registry.get('ethereum')).deriveAddressIn(1n);
   await bed.db.insert(paymentConfigs).values({
-    callbackUrl: 'https://shop.example/cb/feed', ticker: 'eth', family: 'evm', addressIn, addressOut: Wallet.createRandom().address,
+    ...callbackColumns('https://shop.example/cb/feed'), ticker: 'eth', family: 'evm', addressIn, addressOut: Wallet.createRandom().address,
     derivationIndex: 1n, notifyPending: false, notifyConfirmations: 12, post: 0, json: 0, convert: 0, priority: 'default',
   });
   customer = new Wallet(bed.node.customerKey, bed.provider);

@@ -22,6 +22,7 @@ import type { createTestDatabase } from '../helpers/db';
 import { anvilWatchBed, type AnvilWatchBed } from '../helpers/anvil-watch';
 import { waitFor } from '../helpers/process';
 import { tcpProxy } from '../helpers/tcp-proxy';
+import { callbackColumns } from '../helpers/callback-columns';
 
 jest.setTimeout(120_000);
 
@@ -46,7 +47,7 @@ test('a deposit mined while the database was away since the watcher started is m
   const adapter = await registry.get('ethereum');
   const addressIn = adapter.deriveAddressIn(7n);
   await direct.insert(paymentConfigs).values({
-    callbackUrl: 'https://shop.example/cb/start', ticker: 'eth', family: 'evm', addressIn, addressOut: Wallet.createRandom().address,
+    ...callbackColumns('https://shop.example/cb/start'), ticker: 'eth', family: 'evm', addressIn, addressOut: Wallet.createRandom().address,
     derivationIndex: 7n, notifyPending: false, notifyConfirmations: 12, post: 0, json: 0, convert: 0, priority: 'default',
   });
   expect(await readCursor(direct, 'ethereum')).toBeNull();
@@ -92,7 +93,7 @@ test('a deposit paid before the watcher first ran, to an address created before,
     const adapter = await registry.get('ethereum');
     const addressIn = adapter.deriveAddressIn(8n);
     await direct.insert(paymentConfigs).values({
-      callbackUrl: 'https://shop.example/cb/before-first-start', ticker: 'eth', family: 'evm', addressIn, addressOut: Wallet.createRandom().address,
+      ...callbackColumns('https://shop.example/cb/before-first-start'), ticker: 'eth', family: 'evm', addressIn, addressOut: Wallet.createRandom().address,
       derivationIndex: 8n, notifyPending: false, notifyConfirmations: 12, post: 0, json: 0, convert: 0, priority: 'default',
     });
     const paid = await (await new Wallet(node.customerKey, provider).sendTransaction({ to: addressIn, value: parseEther('0.03') })).wait();
@@ -139,7 +140,7 @@ test('the first start is the last block stamped before the first configuration, 
   await provider.send('anvil_mine', ['0x3']);
   const head = await adapter.head();
   await direct.insert(paymentConfigs).values({
-    callbackUrl: 'https://shop.example/cb/stamped', ticker: 'eth', family: 'evm', addressIn: adapter.deriveAddressIn(9n), addressOut: Wallet.createRandom().address,
+    ...callbackColumns('https://shop.example/cb/stamped'), ticker: 'eth', family: 'evm', addressIn: adapter.deriveAddressIn(9n), addressOut: Wallet.createRandom().address,
     derivationIndex: 9n, notifyPending: false, notifyConfirmations: 12, post: 0, json: 0, convert: 0, priority: 'default',
     createdAt: new Date((before!.timestamp + 300) * 1000),
   });

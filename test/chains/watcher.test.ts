@@ -24,6 +24,7 @@ import { createAdapterRegistry } from '../../src/chains/factory';
 import { createTestDatabase } from '../helpers/db';
 import { isAlive, waitFor } from '../helpers/process';
 import { testSeed, tmpDir } from '../helpers/nodes';
+import { callbackColumns, callbackValuesSeries } from '../helpers/callback-columns';
 
 jest.setTimeout(120_000);
 
@@ -38,7 +39,7 @@ let customer: Wallet;
 let provider: JsonRpcProvider;
 
 const configRow = (ticker: string, index: bigint) => ({
-  callbackUrl: `https://shop.example/cb/${ticker}/${index}`,
+  ...callbackColumns(`https://shop.example/cb/${ticker}/${index}`),
   ticker,
   family: 'evm',
   addressIn: adapter.deriveAddressIn(index),
@@ -65,9 +66,9 @@ beforeAll(async () => {
   customer = new Wallet(node.customerKey, provider);
   await db.insert(paymentConfigs).values([configRow('eth', 1n), configRow('erc20_usdt', 2n)]);
   // Thousands of other watched addresses: they must not change how many queries a block costs.
-  await db.execute(sql`INSERT INTO payment_configs (callback_url, ticker, family, address_in, address_out, derivation_index,
+  await db.execute(sql`INSERT INTO payment_configs (callback_url, callback_key, callback_host, ticker, family, address_in, address_out, derivation_index,
     notify_pending, notify_confirmations, post, json, convert, priority)
-    SELECT 'https://other.example/' || g, 'eth', 'evm', '0x' || lpad(to_hex(g), 40, '0'), '0x' || lpad(to_hex(g), 40, '0'), 1000 + g,
+    SELECT ${callbackValuesSeries('https://other.example/', sql`g`)}, 'eth', 'evm', '0x' || lpad(to_hex(g), 40, '0'), '0x' || lpad(to_hex(g), 40, '0'), 1000 + g,
       false, 12, 0, 0, 0, 'default' FROM generate_series(1, 5000) g`);
 });
 

@@ -12,6 +12,7 @@ import { NETWORKS } from '../../src/domain/assets';
 import * as schema from '../../src/db/schema';
 import { queryRows } from '../api/helpers';
 import { createTestDatabase } from '../helpers/db';
+import { callbackColumns } from '../helpers/callback-columns';
 
 /**
  * One initial migration (no deployment held data when the history was squashed): the journal names exactly
@@ -93,6 +94,44 @@ it('a fresh database has exactly the schema, the sequences, triggers and functio
     expect(await takeIndexes(database.db, families[0], 1)).toEqual([2n]);
   } finally {
     await client.end();
+    await database.drop();
+  }
+}, 60_000);
+
+it("every column is NOT NULL exactly where src/db/schema.ts says so (the hand-kept SQL matches the schema's)", async () => {
+  const database = await createTestDatabase();
+  try {
+    const rows = await queryRows<{ c: string; nullable: string }>(database.db, sql`
+      SELECT table_name || '.' || column_name AS c, is_nullable AS nullable FROM information_schema.columns WHERE table_schema = 'public' ORDER BY 1`);
+    const declared = tables.flatMap((t) => getTableConfig(t).columns.map((c) => [`${getTableName(t)}.${c.name}`, c.notNull ? 'NO' : 'YES']));
+    expect(rows.map((r) => [r.c, r.nullable])).toEqual(declared.sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+  } finally {
+    await database.drop();
+  }
+}, 60_000);
+
+it('a payment configuration without its callback key or host is refused: a null key would escape the unique index (DESIGN 15), a null host the fee tier', async () => {
+  const database = await createTestDatabase();
+  try {
+    const url = (n: number) => `https://shop.example/cb/${n}`;
+    const insert = (n: number, key: string | null, host: string | null) =>
+      database.db.execute(sql`
+        INSERT INTO payment_configs (callback_url, callback_key, callback_host, ticker, family, address_in, address_out, derivation_index,
+          notify_pending, notify_confirmations, post, json, convert, priority)
+        VALUES (${url(n)}, ${key}, ${host}, 'eth', 'evm', ${`0x${String(n).padStart(40, '0')}`}, ${`0x${'b'.repeat(40)}`}, ${n},
+          false, 12, 0, 0, 0, 'default')`);
+    const refusal = (e: unknown) => {
+      const { code, column } = ((e as { cause?: unknown }).cause ?? e) as { code?: string; column?: string };
+      return { code, column };
+    };
+    await insert(1, callbackColumns(url(1)).callbackKey, callbackColumns(url(1)).callbackHost);
+    // Two without a key: the unique index sees neither, so each would be one more configuration of no key.
+    await expect(insert(2, null, callbackColumns(url(2)).callbackHost).catch(refusal)).resolves.toEqual({ code: '23502', column: 'callback_key' });
+    await expect(insert(3, null, callbackColumns(url(3)).callbackHost).catch(refusal)).resolves.toEqual({ code: '23502', column: 'callback_key' });
+    await expect(insert(4, callbackColumns(url(4)).callbackKey, null).catch(refusal)).resolves.toEqual({ code: '23502', column: 'callback_host' });
+    const [{ n }] = await queryRows<{ n: number }>(database.db, sql`SELECT count(*)::int AS n FROM payment_configs`);
+    expect(n).toBe(1);
+  } finally {
     await database.drop();
   }
 }, 60_000);

@@ -10,6 +10,7 @@ import { nonceFloor, storeForwardOnce } from '../../src/db/queries/forwards';
 import { hasLivePayment, openSweep, paymentTallies, settleSweep, storeSweepOnce } from '../../src/db/queries/sweeps';
 import { openPglite, type Db } from '../../src/db/client';
 import { createTestDatabase } from '../helpers/db';
+import { callbackColumns } from '../helpers/callback-columns';
 
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 beforeAll(async () => {
@@ -28,7 +29,7 @@ async function ledgerChecks(db: Db) {
   const [config] = await db
     .insert(paymentConfigs)
     .values({
-      callbackUrl: `https://shop.example/sweep?${Math.random()}`, ticker: 'eth', family: 'evm', addressIn: source, addressOut: '0x00000000000000000000000000000000000000b2',
+      ...callbackColumns(`https://shop.example/sweep?${Math.random()}`), ticker: 'eth', family: 'evm', addressIn: source, addressOut: '0x00000000000000000000000000000000000000b2',
       derivationIndex: 7n, notifyPending: false, notifyConfirmations: 12, post: 0, json: 0, convert: 0, priority: 'default',
     })
     .returning();

@@ -13,6 +13,7 @@ import { TREASURY_INDEX } from '../../src/runtime/services';
 import type { SweepDeps } from '../../src/sweep/list';
 import type { LiveChain } from './nodes';
 import { waitFor } from './process';
+import { callbackColumns } from './callback-columns';
 
 /** A live chain with the real database: payments made, recorded and forwarded as the worker does, and the sweep's deps. */
 export function sweepBench(chain: LiveChain, database: Database) {
@@ -42,7 +43,7 @@ export function sweepBench(chain: LiveChain, database: Database) {
         await database.db
           .insert(paymentConfigs)
           .values({
-            callbackUrl: `https://shop.example/sweep/${network}/${index}`, ticker: chain.ticker, family: NETWORKS[network].addressFamily, addressIn: to,
+            ...callbackColumns(`https://shop.example/sweep/${network}/${index}`), ticker: chain.ticker, family: NETWORKS[network].addressFamily, addressIn: to,
             addressOut: await chain.freshAddressOut(), derivationIndex: index, notifyPending: false, notifyConfirmations: 1, post: 0, json: 0, convert: 0, priority: 'default',
           })
           .returning()

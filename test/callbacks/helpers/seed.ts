@@ -4,6 +4,7 @@ import type { Db } from '../../../src/db/client';
 import { deliveryAttempts, paymentConfigs, payments } from '../../../src/db/schema';
 import type { CallbackSnapshot } from '../../../src/callbacks/types';
 import { btcSnapshot } from '../fixtures/payload';
+import { callbackColumns } from '../../helpers/callback-columns';
 
 /** Seeds one payment configuration and one payment directly, as the API and the watcher would. */
 export async function seedPayment(
@@ -11,10 +12,12 @@ export async function seedPayment(
   opts: { callbackUrl: string; post?: number; json?: number; convert?: number; result?: string; snapshot?: CallbackSnapshot },
 ): Promise<{ uuid: string; snapshot: CallbackSnapshot }> {
   const base = opts.snapshot ?? btcSnapshot;
+  // A URL that does not parse has no key or host: no create stores one, and delivery must still refuse it.
+  const callback = URL.canParse(opts.callbackUrl) ? callbackColumns(opts.callbackUrl) : { callbackUrl: opts.callbackUrl, callbackKey: opts.callbackUrl, callbackHost: '' };
   const [config] = await db
     .insert(paymentConfigs)
     .values({
-      callbackUrl: opts.callbackUrl, ticker: 'btc', family: 'btc', addressIn: base.address_in, addressOut: base.address_out,
+      ...callback, ticker: 'btc', family: 'btc', addressIn: base.address_in, addressOut: base.address_out,
       derivationIndex: 0n, notifyPending: true, notifyConfirmations: 2, post: opts.post ?? 1, json: opts.json ?? 1, convert: opts.convert ?? 1,
       priority: 'default',
     })
