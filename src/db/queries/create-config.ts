@@ -79,12 +79,9 @@ const toConfig = (r: ConfigRow): CreatedConfig => ({
 
 /**
  * The id of the callback's configuration: the one of its wire key (callbackWireKey: an alias finds the
- * configuration it would share callbacks with), and before it one of the exact URL, which only differs for a
- * row stored before the key existed (src/db/queries/callback-key.ts).
+ * configuration it would share callbacks with). Every row has its key, so the row of the exact URL is this one.
  */
-const callbackConfigId = (url: SQL, key: SQL) => sql`
-  (SELECT id FROM payment_configs WHERE callback_url = ${url} OR callback_key = ${key}
-   ORDER BY (callback_url = ${url}) DESC LIMIT 1)`;
+const callbackConfigId = (key: SQL) => sql`(SELECT id FROM payment_configs WHERE callback_key = ${key})`;
 
 const lookupStatement = preparedStatement(
   'gateway_create_lookup',
@@ -92,7 +89,7 @@ const lookupStatement = preparedStatement(
     SELECT EXISTS (SELECT 1 FROM payment_configs WHERE family = ${$('family')}::text AND address_in = ${$('addressOut')}::text) AS out_is_deposit, c.*
     FROM (SELECT 1) AS one
     LEFT JOIN (SELECT ${RETURNED} FROM payment_configs
-               WHERE id = ${callbackConfigId(sql`${$('callbackUrl')}::text`, sql`${$('callbackKey')}::text`)}) AS c ON true`,
+               WHERE id = ${callbackConfigId(sql`${$('callbackKey')}::text`)}) AS c ON true`,
 );
 
 /**
@@ -106,7 +103,7 @@ export async function createLookup(
   addressOut: string | undefined,
 ): Promise<{ existing: CreatedConfig | undefined; outIsDeposit: boolean }> {
   const callbackKey = callbackUrl === undefined ? null : callbackWireKey(callbackUrl);
-  const result = await lookupStatement(db, { family, addressOut: addressOut ?? null, callbackUrl: callbackUrl ?? null, callbackKey });
+  const result = await lookupStatement(db, { family, addressOut: addressOut ?? null, callbackKey });
   const [row] = rowsOf<ConfigRow & { out_is_deposit: boolean }>(result);
   return { existing: row.id ? toConfig(row) : undefined, outIsDeposit: row.out_is_deposit === true };
 }
@@ -143,7 +140,7 @@ function createStatement(kind: AddressSource['kind']) {
     sql`
       WITH look AS (
         SELECT EXISTS (SELECT 1 FROM payment_configs WHERE family = ${$('family')}::text AND address_in = ${$('outCanonical')}::text) AS out_is_deposit,
-               ${callbackConfigId(sql`${$('callbackUrl')}::text`, sql`${$('callbackKey')}::text`)} AS existing_id),
+               ${callbackConfigId(sql`${$('callbackKey')}::text`)} AS existing_id),
       ${addressRow(kind)},
       cfg AS (
         INSERT INTO payment_configs (${INSERTED})
@@ -241,7 +238,7 @@ const batchStatement = preparedStatement(
       -- would answer an EXISTS here by hashing every address_in of the family once per statement.
       SELECT i.*,
              coalesce((SELECT true FROM payment_configs WHERE family = ${$('family')}::text AND address_in = i.out_canonical LIMIT 1), false) AS out_is_deposit,
-             ${callbackConfigId(sql`i.callback_url`, sql`i.callback_key`)} AS existing_id
+             ${callbackConfigId(sql`i.callback_key`)} AS existing_id
       FROM input i),
     idx AS (SELECT look.n, ${nextIndexSql($('family'))} AS i FROM look WHERE NOT look.out_is_deposit AND look.existing_id IS NULL),
     addr AS (
