@@ -204,10 +204,10 @@ export async function createConfig(db: Db, input: NewPaymentConfig, from: Addres
     });
     return outcomeOf(rowsOf<OutcomeRow>(result)[0]);
   } catch (e) {
-    const { code, constraint } = codeOf(e);
+    const { code, constraint, column } = codeOf(e);
     if (code === '23505' && CALLBACK_UNIQUE.has(constraint ?? '')) return { outIsDeposit: false };
-    // NOT NULL: the index had no stored address, or the pool had none free.
-    if (code === '23502') throw from.kind === 'derived' ? new DerivedAddressMissingError(from.source) : new AddressPoolEmptyError(from.network);
+    // NOT NULL of address_in: the index had no stored address, or the pool had none free.
+    if (code === '23502' && column === 'address_in') throw from.kind === 'derived' ? new DerivedAddressMissingError(from.source) : new AddressPoolEmptyError(from.network);
     throw e;
   }
 }
