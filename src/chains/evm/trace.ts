@@ -51,17 +51,23 @@ export class CallTracer {
     private readonly provider: JsonRpcProvider,
   ) {}
 
-  /** The API this node serves, asked of it the first time (on block `height`, e.g. the head). */
+  /**
+   * The API this node serves, asked of it the first time (on block `height`, e.g. the head). A trace_block
+   * refused in words this file does not know (a provider's plan) still lets the callTracer be asked; only
+   * when neither answers, and one of them not as "not served", is there no verdict yet (asked again next time).
+   */
   async probe(height: bigint): Promise<TraceApi> {
     if (this.api) return this.api;
+    let failure: unknown;
     for (const api of ['trace', 'debug'] as const) {
       try {
         await this.request(api, 'block', hex(height));
         return this.settle(api);
       } catch (e) {
-        if (!notServed(e)) throw this.unavailable(e);
+        if (!notServed(e)) failure ??= e;
       }
     }
+    if (failure !== undefined) throw this.unavailable(failure);
     return this.settle('none');
   }
 
