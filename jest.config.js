@@ -35,7 +35,6 @@ const UNIT = [
   '<rootDir>/test/chains/secp256k1.test.ts',
   '<rootDir>/test/chains/internal-transfers.test.ts',
   '<rootDir>/test/chains/ahead.test.ts',
-  '<rootDir>/test/temporal/concurrent-polls.test.ts',
   '<rootDir>/test/foundation/config.test.ts',
   '<rootDir>/test/foundation/redact.test.ts',
   '<rootDir>/test/foundation/docs.test.ts',

@@ -2,8 +2,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker, type WorkflowBundle, type WorkerOptions } from '@temporalio/worker';
 import type { Config } from '../config';
-import { logger } from '../observability/logger';
-import { pollCoreConcurrently } from './concurrent-polls';
 import { ScrubbedActivityFailures } from './scrub-failures';
 
 /** workflows/index as source under tsx/ts-jest, or as compiled JS under dist/. */
@@ -89,8 +87,6 @@ export async function createWorker(opts: {
     interceptors: { activity: [() => ({ inbound: new ScrubbedActivityFailures() })] },
     ...opts.extra,
   });
-  // An SDK whose poll loop is not the one this was written for keeps its single poll: said, not fatal.
-  if (!pollCoreConcurrently(worker)) logger.warn('the Temporal SDK\'s poll loop was not found: one poll of core at a time (docs/decisions/0021-concurrent-core-polls.md)');
   return { worker, connection };
 }
 
