@@ -65,9 +65,8 @@ async function logsDuring(fn: () => Promise<void>): Promise<Array<Record<string,
 
 const tracing = async () => (await evmTracing.get()).values.find((v) => v.labels.network === 'ethereum')?.value;
 
-test('without the debug namespace, trace_block is read: the same deposits with the same keys as the callTracer\'s', async () => {
-  const direct = new EvmAdapter({ network: 'ethereum', mode: 'regtest', rpcUrl: bed.node.rpcUrl, chainId: bed.node.chainId, seed, tokens: bed.node.tokens });
-  closing.push(() => direct.close());
+test('trace_block and the callTracer (a node without the trace namespace) give the same deposits with the same keys', async () => {
+  const { adapter: direct } = await adapterBehind(/^trace_/);
   const { adapter } = await adapterBehind(/^debug_/);
   const [a, b] = [direct.deriveAddressIn(1n), direct.deriveAddressIn(2n)];
   const tx = await payer.getFunction('payOneRevertOthers')(a, b, 5_000n, 7_000n, { value: 19_000n });
@@ -88,6 +87,16 @@ test('without the debug namespace, trace_block is read: the same deposits with t
   ]);
   expect(logs.filter((l) => l.api === 'trace')).toHaveLength(1);
   expect(await tracing()).toBe(1);
+});
+
+test('a trace_block refused in other words (a provider\'s plan): the callTracer is read', async () => {
+  const { adapter, asked } = await adapterBehind(/^trace_/, { code: -32000, message: 'trace_block is not available on your plan' });
+  let logs: Array<Record<string, unknown>> = [];
+  const head = BigInt(await bed.provider.getBlockNumber());
+  logs = await logsDuring(async () => void (await adapter.scanBlock(head)));
+  expect(logs.filter((l) => l.api === 'debug')).toHaveLength(1);
+  expect(asked).toContain('trace_block');
+  expect(asked).toContain('debug_traceBlockByNumber');
 });
 
 describe.each([
@@ -117,10 +126,10 @@ describe.each([
   });
 });
 
-test('one trace call per block once an address is watched, none before (beyond the probe at the start)', async () => {
+test('one trace call per block once an address is watched, none before (beyond the probe at the start); trace_block where both are served', async () => {
   const { adapter, asked } = await adapterBehind(/^$/);
   const db = bed.db;
-  const traces = () => asked.filter((m) => m === 'debug_traceBlockByNumber').length;
+  const traces = () => asked.filter((m) => m === 'trace_block').length;
   await scanOnce(adapter, db, 'ethereum'); // first pass: the cursor at the head, the probe
   expect(traces()).toBe(1);
   for (let i = 0; i < 3; i++) await (await customer.sendTransaction({ to: Wallet.createRandom().address, value: 1n })).wait();
@@ -137,8 +146,8 @@ test('one trace call per block once an address is watched, none before (beyond t
   const traced = traces();
   await scanOnce(adapter, db, 'ethereum');
   expect(traces() - traced).toBe(after - before);
-  // Per block, never per transaction.
-  expect(asked.filter((m) => m === 'debug_traceTransaction' || m === 'eth_getTransactionReceipt')).toEqual([]);
+  // Per block, never per transaction; the callTracer never asked of a node that serves trace_block.
+  expect(asked.filter((m) => m === 'debug_traceTransaction' || m === 'eth_getTransactionReceipt' || m.startsWith('debug_'))).toEqual([]);
 });
 
 test('a configuration made and paid while a pass read its blocks without traces: nothing kept, the next pass reads them with traces', async () => {

@@ -38,7 +38,10 @@ const hex = (n: bigint | number) => `0x${n.toString(16)}`;
 /**
  * The node's call traces, read for the ether that contracts send to deposit addresses. The API is probed
  * once, at the watcher's start, and said once: a log line and gateway_evm_tracing{network}. Without
- * traces, top-level and token deposits are read as before.
+ * traces, top-level and token deposits are read as before. trace_block is asked first: a node that
+ * serves both gives the same transfers either way, and anvil (the local chain) answers trace_block from
+ * its recorded traces while its callTracer executes the block again, seconds of its CPU for a block of a
+ * few hundred transfers (docs/decisions/0020-evm-trace-block-first.md).
  */
 export class CallTracer {
   private api: TraceApi | undefined;
@@ -48,17 +51,23 @@ export class CallTracer {
     private readonly provider: JsonRpcProvider,
   ) {}
 
-  /** The API this node serves, asked of it the first time (on block `height`, e.g. the head). */
+  /**
+   * The API this node serves, asked of it the first time (on block `height`, e.g. the head). A trace_block
+   * refused in words this file does not know (a provider's plan) still lets the callTracer be asked; only
+   * when neither answers, and one of them not as "not served", is there no verdict yet (asked again next time).
+   */
   async probe(height: bigint): Promise<TraceApi> {
     if (this.api) return this.api;
-    for (const api of ['debug', 'trace'] as const) {
+    let failure: unknown;
+    for (const api of ['trace', 'debug'] as const) {
       try {
         await this.request(api, 'block', hex(height));
         return this.settle(api);
       } catch (e) {
-        if (!notServed(e)) throw this.unavailable(e);
+        if (!notServed(e)) failure ??= e;
       }
     }
+    if (failure !== undefined) throw this.unavailable(failure);
     return this.settle('none');
   }
 
