@@ -95,8 +95,9 @@ async function awaitFates(deps: SweepDeps, report: SweepReport): Promise<void> {
         const row = await openSweep(deps.db, m.network, m.addressIn, m.ticker);
         if (row?.txid !== m.txid) return;
         const s = await adapter.forwardStatus(planFromJson(row.plan));
+        // Still pending: the move stays as the run reported it (with why a refused one was not accepted).
+        if (s.status === 'pending') return void (s.known !== false && next.push(i));
         report.moves[i] = await record(deps, row, s, m.signedNow);
-        if (s.status === 'pending' && s.known !== false) next.push(i);
       });
     }
     waiting = next;

@@ -213,3 +213,25 @@ test('a sweep the chain mines a moment after its broadcast is reported confirmed
     await provider.send('evm_setAutomine', [true]);
   }
 });
+
+test('a stored sweep the node refuses is reported pending with the refusal at once, not waited for, and never signed again', async () => {
+  const done = await bench.deposit(49n, parseEther('1'));
+  await bench.complete(done.uuid);
+  await bench.watcherAtHead();
+  const left = await chain.balanceOf(done.addressIn);
+  const plan = await chain.adapter.prepareSweep!({
+    ticker: 'eth', derivationIndex: 49n, source: done.addressIn, destination: bench.treasury, maxBalance: left, nonceFloor: await nonceFloor(database.db, 'ethereum', done.addressIn),
+  });
+  expect(await storeSweepOnce(database.db, {
+    txid: plan.txidOut, network: 'ethereum', ticker: 'eth', source: done.addressIn, destination: bench.treasury, amount: plan.forwarded, fee: plan.networkFee, plan: planToJson(plan), nonce: plan.nonce,
+  })).toBe(true);
+  // The address is emptied after the bytes were signed and stored: the node refuses them (insufficient funds).
+  await provider.send('anvil_setBalance', [done.addressIn, '0x0']);
+  const t0 = Date.now();
+  const report = await executeSweeps(bench.deps, { to: 'treasury', addresses: [done.addressIn] });
+  expect(Date.now() - t0).toBeLessThan(10_000);
+  expect(report.moves).toEqual([expect.objectContaining({ txid: plan.txidOut, status: 'pending', signedNow: false, note: expect.stringMatching(/^not accepted yet: /) })]);
+  expect(await chain.balanceOf(done.addressIn)).toBe(0n);
+  expect(await provider.getTransaction(plan.txidOut)).toBeNull();
+  expect(await bench.sweepRows(done.addressIn)).toMatchObject([{ txid: plan.txidOut, status: 'open' }]);
+});
