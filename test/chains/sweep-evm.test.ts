@@ -48,6 +48,21 @@ async function burned(txid: string): Promise<bigint> {
   return r.gasUsed * r.gasPrice;
 }
 
+/** A completed payment to address_in `index`, and a sweep of what it left signed and stored, not sent. */
+async function storedSweep(index: bigint, value: bigint) {
+  const done = await bench.deposit(index, value);
+  await bench.complete(done.uuid);
+  await bench.watcherAtHead();
+  const left = await chain.balanceOf(done.addressIn);
+  const plan = await chain.adapter.prepareSweep!({
+    ticker: 'eth', derivationIndex: index, source: done.addressIn, destination: bench.treasury, maxBalance: left, nonceFloor: await nonceFloor(database.db, 'ethereum', done.addressIn),
+  });
+  expect(await storeSweepOnce(database.db, {
+    txid: plan.txidOut, network: 'ethereum', ticker: 'eth', source: done.addressIn, destination: bench.treasury, amount: plan.forwarded, fee: plan.networkFee, plan: planToJson(plan), nonce: plan.nonce,
+  })).toBe(true);
+  return { done, plan, left };
+}
+
 test('a commission left by a completed payment is listed with its amount and reason, swept to the treasury once, and recorded', async () => {
   const value = parseEther('1');
   const done = await bench.deposit(41n, value);
@@ -116,17 +131,8 @@ test('an address selected by name whose payment is live is not swept', async () 
 });
 
 test('a sweep stored by a run lost before its broadcast is sent by the next run with the stored bytes, never signed again', async () => {
-  const done = await bench.deposit(43n, parseEther('2'));
-  await bench.complete(done.uuid);
-  await bench.watcherAtHead();
-  const left = await chain.balanceOf(done.addressIn);
   // What a run signs and stores before it broadcasts, then the run is lost.
-  const plan = await chain.adapter.prepareSweep!({
-    ticker: 'eth', derivationIndex: 43n, source: done.addressIn, destination: bench.treasury, maxBalance: left, nonceFloor: await nonceFloor(database.db, 'ethereum', done.addressIn),
-  });
-  expect(await storeSweepOnce(database.db, {
-    txid: plan.txidOut, network: 'ethereum', ticker: 'eth', source: done.addressIn, destination: bench.treasury, amount: plan.forwarded, fee: plan.networkFee, plan: planToJson(plan), nonce: plan.nonce,
-  })).toBe(true);
+  const { done, plan } = await storedSweep(43n, parseEther('2'));
   expect(await provider.getTransaction(plan.txidOut)).toBeNull();
 
   const treasuryBefore = await chain.balanceOf(bench.treasury);
@@ -215,16 +221,7 @@ test('a sweep the chain mines a moment after its broadcast is reported confirmed
 });
 
 test('a stored sweep the node refuses is reported pending with the refusal at once, not waited for, and never signed again', async () => {
-  const done = await bench.deposit(49n, parseEther('1'));
-  await bench.complete(done.uuid);
-  await bench.watcherAtHead();
-  const left = await chain.balanceOf(done.addressIn);
-  const plan = await chain.adapter.prepareSweep!({
-    ticker: 'eth', derivationIndex: 49n, source: done.addressIn, destination: bench.treasury, maxBalance: left, nonceFloor: await nonceFloor(database.db, 'ethereum', done.addressIn),
-  });
-  expect(await storeSweepOnce(database.db, {
-    txid: plan.txidOut, network: 'ethereum', ticker: 'eth', source: done.addressIn, destination: bench.treasury, amount: plan.forwarded, fee: plan.networkFee, plan: planToJson(plan), nonce: plan.nonce,
-  })).toBe(true);
+  const { done, plan } = await storedSweep(49n, parseEther('1'));
   // The address is emptied after the bytes were signed and stored: the node refuses them (insufficient funds).
   await provider.send('anvil_setBalance', [done.addressIn, '0x0']);
   const t0 = Date.now();
