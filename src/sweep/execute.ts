@@ -49,10 +49,7 @@ export async function executeSweeps(deps: SweepDeps, selection: SweepSelection):
   const settled = new Set<string>();
   for (const open of await openSweeps(deps.db)) {
     if (!selected(open.network, open.source, open.ticker)) continue;
-    const adapter = await deps.adapter(open.network);
-    await deps.withLock(`forward:${open.network}:${open.source}`, async () => {
-      const fresh = await openSweep(deps.db, open.network, open.source, open.ticker);
-      if (fresh?.txid !== open.txid) return;
+    await stillOpen(deps, open.network, open.source, open.ticker, open.txid, async (adapter) => {
       const move = await resume(deps, adapter, open);
       report.moves.push(move);
       // A sweep that can never land frees its source and asset for a new one in this run.
@@ -75,6 +72,15 @@ export async function executeSweeps(deps: SweepDeps, selection: SweepSelection):
   return report;
 }
 
+/** Runs `fn` under the address's forward lock if the sweep `txid` is still the open one (read again under the lock). */
+async function stillOpen(deps: SweepDeps, network: string, source: string, ticker: string, txid: string, fn: (adapter: ChainAdapter, row: SweepRow) => Promise<void>): Promise<void> {
+  const adapter = await deps.adapter(network);
+  await deps.withLock(`forward:${network}:${source}`, async () => {
+    const row = await openSweep(deps.db, network, source, ticker);
+    if (row?.txid === txid) await fn(adapter, row);
+  });
+}
+
 const FATE_POLL_MS = 500;
 
 /**
@@ -90,10 +96,7 @@ async function awaitFates(deps: SweepDeps, report: SweepReport): Promise<void> {
     const next: number[] = [];
     for (const i of waiting) {
       const m = report.moves[i];
-      const adapter = await deps.adapter(m.network);
-      await deps.withLock(`forward:${m.network}:${m.addressIn}`, async () => {
-        const row = await openSweep(deps.db, m.network, m.addressIn, m.ticker);
-        if (row?.txid !== m.txid) return;
+      await stillOpen(deps, m.network, m.addressIn, m.ticker, m.txid, async (adapter, row) => {
         const s = await adapter.forwardStatus(planFromJson(row.plan));
         // Still pending: the move stays as the run reported it (with why a refused one was not accepted).
         if (s.status === 'pending') return void (s.known !== false && next.push(i));
