@@ -170,7 +170,7 @@ export interface Run {
  * Runs one deposit to its end, with the search attributes written as in production unless
  * `searchAttributes: false`. `drive` gets the handle while it runs (signals, updates; time does not skip
  * until it returns). Every run's history is replayed against the workflow code here. With
- * RECORD_HISTORIES=1 the first run's history is written to test/fixtures/histories/`record`.json and, when
+ * RECORD_HISTORIES=1 the first run's history is written, unless a file of that name is there, to test/fixtures/histories/`record`.json and, when
  * the deposit continued as new, the first run that started from each carried state to
  * `….carried-<state>.json` and the last run to `….run-last.json` (when it is not one of those): a run
  * started with carried state replays from it. test/foundation/replay.test.ts replays them all for good.
@@ -208,7 +208,12 @@ export async function runPayment(
   const carriedStates: string[] = [];
   const write = (suffix: string, history: temporal.api.history.v1.IHistory) => {
     if (!record || process.env.RECORD_HISTORIES !== '1') return;
-    fs.writeFileSync(path.resolve(__dirname, '../fixtures/histories', `${record}${suffix}.json`), `${historyToJSON(history)}\n`);
+    // From v1.0.0 on a history on file is what payments in flight replay: it is kept, never written over ('wx').
+    try {
+      fs.writeFileSync(path.resolve(__dirname, '../fixtures/histories', `${record}${suffix}.json`), `${historyToJSON(history)}\n`, { flag: 'wx' });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
   };
   while (runId) {
     const history = await env.client.workflow.getHandle(workflowId, runId).fetchHistory();
