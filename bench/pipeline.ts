@@ -15,8 +15,7 @@
  * Flags: --eth --erc20 --sol --usdc --ltc (deposits per asset), --per-address (deposits per address_in,
  * default 1), --confirmations (numeric chains; default: each asset's gateway default), --eth-block-s (anvil's
  * block time, default 1; the devnet of `npm start` mines every 2 s), --sol-slot-ms
- * (surfnet slot time, default 400: the local surfnet stops answering after about 1,000 slots, so a long
- * run wants longer slots), --ltc-block-ms (the bench mines litecoin regtest, default 1000),
+ * (surfnet slot time, default 400), --ltc-block-ms (the bench mines litecoin regtest, default 1000),
  * --watch-ms (sets WATCH_INTERVAL_MS; default: unset, the production 500 ms), --head-feed on|off (off: no
  * ETHEREUM_WS_URL / SOLANA_WS_URL, the watchers poll only; default on, as npm start runs), --timeout-s (wait for callbacks),
  * --temporal server|dev (default server: the production Temporal server on the same PostgreSQL, as

@@ -54,8 +54,7 @@ export interface DevnetOptions {
 export const DEVNET_STATE_FILE = 'devnet.json';
 
 /**
- * surfpool 1.5.0's surfnet stops answering after about 1,050 slots whatever its slot time: one-second slots
- * give the embedded default about 17 minutes of Solana (finality, 32 slots, then takes about 32 s).
+ * One-second slots for the embedded default: finality (32 slots) takes about 32 s.
  * docs/decisions/0017-surfnet-one-second-slots.md.
  */
 export const DEFAULT_SOL_SLOT_MS = 1000;

@@ -8,8 +8,19 @@
 const { isMainThread, parentPort, workerData } = require('node:worker_threads');
 const { Surfnet } = require('@solana/surfpool-linux-x64-gnu');
 
+/**
+ * surfnet queues an event per slot (and per transaction) for the program that embeds it; once about 1,000
+ * are queued and nobody takes them, the chain stops producing slots and its RPC stops answering. Taken
+ * (and dropped) every second, it runs for as long as it is kept.
+ */
+function drainEvents(sn) {
+  const timer = setInterval(() => sn.drainEvents(), 1000);
+  return () => clearInterval(timer);
+}
+
 if (isMainThread) {
   const sn = Surfnet.startWithConfig(JSON.parse(process.argv[2] || '{}'));
+  drainEvents(sn);
   process.stdout.write(JSON.stringify({ rpcUrl: sn.rpcUrl, wsUrl: sn.wsUrl }) + '\n');
   const stop = () => {
     try {
@@ -24,8 +35,10 @@ if (isMainThread) {
   process.stdin.on('end', stop).resume();
 } else {
   const sn = Surfnet.startWithConfig(workerData || {});
+  const stopDraining = drainEvents(sn);
   parentPort.on('message', (m) => {
     if (m !== 'stop') return;
+    stopDraining();
     try {
       sn.stop();
     } finally {

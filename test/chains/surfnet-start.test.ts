@@ -82,3 +82,27 @@ it('a thread start that fails starts surfnet in a process of its own instead', a
   }
   await expect(waitGone(sn.pid!)).resolves.toBe(true);
 }, 120_000);
+
+/**
+ * surfnet queues an event per slot for the program that embeds it and stops producing slots once about
+ * 1,000 wait: the child takes them every second. Both ways npm start and the tests run it go past that.
+ */
+describe.each([
+  ['a process of its own', false],
+  ['a thread of this process', true],
+])('surfnet in %s', (_, inThread) => {
+  it('keeps making slots past the 1,024 events surfnet queues', async () => {
+    const sn = await startSurfnet({ slotTimeMs: 20, inThread });
+    try {
+      const deadline = Date.now() + 100_000;
+      let slot = 0;
+      while (slot < 1_200 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 1000));
+        slot = await Promise.race([sn.connection.getSlot(), new Promise<number>((r) => setTimeout(() => r(slot), 3000))]);
+      }
+      expect(slot).toBeGreaterThanOrEqual(1_200);
+    } finally {
+      await sn.stop();
+    }
+  }, 150_000);
+});

@@ -22,7 +22,7 @@ beforeAll(async () => {
     chaosMinMs: 30_000,
     chaosMaxMs: 180_000,
     // The swallowed SOL forward needs its blockhash expired (150 slots) before it is signed again: 600 ms slots
-    // make that 90 s, and the ~1,050 slots surfnet answers for (drill.ts) ~10 minutes, twice this drill's length.
+    // make that 90 s.
     solSlotTimeMs: 600,
     settleMs: 300_000,
     log: (l) => {

@@ -24,10 +24,7 @@ import { createSupervisor, DRILL_PROCESS_ENV, spawnGateway } from './drill-procs
 import { settleAndJudge, type DrillConfig, type DrillCounts, type VerdictDetail } from './drill-verdict';
 
 
-/**
- * surfpool 1.5.0's surfnet stops answering after about 1,050 slots, whatever its slot time (measured:
- * ~200 s at 200 ms, ~410 s at 400 ms): 1.2 s slots keep a full-size drill (≈ 17 min) under that.
- */
+/** The slot time of a full-size drill's surfnet (a drill's config may set its own, as the CI drill does). */
 const SURFNET_DRILL_SLOT_MS = 1200;
 /**
  * The money-integrity drill (STYLE habit 8): the production topology (one API process, two worker

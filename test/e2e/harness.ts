@@ -69,8 +69,7 @@ export async function startGateway(
     };
     const cfg = loadConfig(env);
     const seed = HdSeed.loadOrCreate({ dataDir: dir });
-    // Half-second slots: Solana finality (32 slots) in ~16 s rather than npm start's ~32 s, and the ~1,050 slots
-    // surfnet answers for (devnet/index.ts) still last ~9 minutes, beyond any file of this harness.
+    // Half-second slots: Solana finality (32 slots) in ~16 s rather than npm start's ~32 s.
     const devnets: Devnets = await startDevnets(path.join(dir, 'devnet'), {
       seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: 500, bitcoin: false, bitcoincash: false, ...opts.devnets,
     });

@@ -72,7 +72,6 @@ export async function runProductionTopology(o: { waves: number; settleMs: number
     const temporal = await startTemporalServer({ pgUrl: pg.url, dir: logDir, log: stage });
     stops.push(() => temporal.stop());
     const seed = HdSeed.loadOrCreate({ dataDir: dir });
-    // surfpool 1.5.0's surfnet stops answering after about 1,050 slots (drill.ts): 400 ms slots leave ~7 minutes.
     // The local Bitcoin and Bitcoin Cash nodes stay off, as in the drill: its coins are these five.
     const devnets = await startDevnets(path.join(dir, 'devnet'), {
       seed, ethBlockTime: 1, ltcBlockIntervalMs: 0, solSlotTimeMs: 400, bitcoin: false, bitcoincash: false,
