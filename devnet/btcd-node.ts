@@ -27,6 +27,11 @@ export interface BtcdNodeOptions {
   network: 'bitcoin' | 'bitcoincash';
   /** Blocks mined at the first start: coinbases mature after 100, so `n - 100` of them are spendable. */
   initialBlocks?: number;
+  /**
+   * Entries of the signature cache (the node's default: 100,000). btcd and bchd allocate the cache's map at
+   * that size at start, about 13 MB of heap; a regtest chain of a few payments fills a few dozen.
+   */
+  sigCacheEntries?: number;
 }
 
 /**
@@ -64,6 +69,7 @@ export async function startBtcdNode(opts: BtcdNodeOptions): Promise<BtcdDevnet> 
     // regtest chain; now it loses only what was written within the last second or so, typically the
     // newest block (measured: chain kept to the block before). These nodes have no flush call to do better.
     '--dbflushinterval=1', '--utxocachemaxsize=0',
+    ...(opts.sigCacheEntries === undefined ? [] : [`--sigcachemaxsize=${opts.sigCacheEntries}`]),
   ];
   // bchd only: its gRPC server (with the certificate it insists on) on a free loopback port instead of the
   // fixed default, and a regtest chain that survives a restart (bchd starts regtest afresh unless told not to).

@@ -49,6 +49,8 @@ export interface DevnetOptions {
   solSlotTimeMs?: number;
   /** surfnet on a thread of this process instead of a process of its own (`npm start`: one copy of Node less). */
   solInThread?: boolean;
+  /** btcd's and bchd's signature cache entries (`npm start`: a small cache; devnet/btcd-node.ts). */
+  btcdSigCacheEntries?: number;
 }
 
 export const DEVNET_STATE_FILE = 'devnet.json';
@@ -102,6 +104,7 @@ export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promi
         bitcoin: opts.bitcoin,
         bitcoincash: opts.bitcoincash,
         blockIntervalMs: opts.ltcBlockIntervalMs ?? 10_000,
+        btcdSigCacheEntries: opts.btcdSigCacheEntries,
       }),
     ]);
     for (const r of [anvil, surf, utxo]) if (r.status === 'fulfilled') stops.push(r.value.stop);

@@ -17,6 +17,8 @@ export interface UtxoDevnetOptions {
   bitcoincash?: boolean;
   /** 0: blocks only on request. */
   blockIntervalMs: number;
+  /** btcd's and bchd's signature cache entries (devnet/btcd-node.ts); the node's default when unset. */
+  btcdSigCacheEntries?: number;
 }
 
 export interface UtxoDevnets {
@@ -27,14 +29,14 @@ export interface UtxoDevnets {
 
 const INSTALL = 'npm run devnet -- install';
 
-async function startOne(dir: string, network: UtxoNetworkId, cmd: NodeCommand): Promise<{ state: UtxoNodeState; pid: number; stop: () => Promise<void> }> {
+async function startOne(dir: string, network: UtxoNetworkId, cmd: NodeCommand, opts: UtxoDevnetOptions): Promise<{ state: UtxoNodeState; pid: number; stop: () => Promise<void> }> {
   if (cmd.family === 'core') {
     // Core 29 (Knots) dropped UPnP and warns about -upnp; litecoind (Core 0.21) still has it.
     const n = await startCoreNode({ dir, cmd, extraArgs: cmd.name === 'litecoind' ? ['-upnp=0'] : [] });
     return { state: { family: 'core', node: cmd.name, rpcUrl: n.rpcUrl, walletUrl: n.walletUrl, minerAddress: n.minerAddress }, pid: n.pid, stop: n.stop };
   }
   if (network === 'litecoin') throw new Error('litecoin runs on litecoind only');
-  const n = await startBtcdNode({ dir, cmd, network });
+  const n = await startBtcdNode({ dir, cmd, network, sigCacheEntries: opts.btcdSigCacheEntries });
   return { state: { family: 'btcd', node: cmd.name, rpcUrl: n.rpcUrl, customer: n.customer }, pid: n.pid, stop: n.stop };
 }
 
@@ -51,7 +53,7 @@ export async function startUtxoDevnets(dir: string, opts: UtxoDevnetOptions): Pr
       jobs.push([network, Promise.reject(new Error(`no local ${network} node is installed: ${INSTALL}`))]);
       continue;
     }
-    jobs.push([network, startOne(dir, network, cmd)]);
+    jobs.push([network, startOne(dir, network, cmd, opts)]);
   }
   const settled = await Promise.allSettled(jobs.map(([, p]) => p));
   const stops: (() => Promise<void>)[] = [];

@@ -64,6 +64,7 @@ async function main(cfg: Config): Promise<void> {
       ? startDevnets(path.join(cfg.dataDir, 'devnet'), {
           seed: HdSeed.loadOrCreate({ mnemonic: cfg.mnemonic, mnemonicFile: cfg.mnemonicFile, dataDir: cfg.dataDir }),
           solInThread: true,
+          btcdSigCacheEntries: 1000,
         })
       : undefined,
     cli
