@@ -209,7 +209,7 @@ export async function openPostgres(url: string, opts: { migrate?: boolean | 'if-
   };
 }
 
-export const PGLITE_SHARED_BUFFERS = '16MB';
+export const PGLITE_SHARED_BUFFERS = '8MB';
 
 /** Embedded PostgreSQL (WASM) for the one-command default; `dir` undefined means in memory. */
 export async function openPglite(dir: string | undefined, opts: { migrate?: boolean } = {}): Promise<Database> {
