@@ -91,9 +91,8 @@ test('trace_block and the callTracer (a node without the trace namespace) give t
 
 test('a trace_block refused in other words (a provider\'s plan): the callTracer is read', async () => {
   const { adapter, asked } = await adapterBehind(/^trace_/, { code: -32000, message: 'trace_block is not available on your plan' });
-  let logs: Array<Record<string, unknown>> = [];
   const head = BigInt(await bed.provider.getBlockNumber());
-  logs = await logsDuring(async () => void (await adapter.scanBlock(head)));
+  const logs = await logsDuring(async () => void (await adapter.scanBlock(head)));
   expect(logs.filter((l) => l.api === 'debug')).toHaveLength(1);
   expect(asked).toContain('trace_block');
   expect(asked).toContain('debug_traceBlockByNumber');

@@ -170,10 +170,11 @@ export interface Run {
  * Runs one deposit to its end, with the search attributes written as in production unless
  * `searchAttributes: false`. `drive` gets the handle while it runs (signals, updates; time does not skip
  * until it returns). Every run's history is replayed against the workflow code here. With
- * RECORD_HISTORIES=1 the first run's history is written, unless a file of that name is there, to test/fixtures/histories/`record`.json and, when
+ * RECORD_HISTORIES=1 the first run's history is written to test/fixtures/histories/`record`.json and, when
  * the deposit continued as new, the first run that started from each carried state to
  * `….carried-<state>.json` and the last run to `….run-last.json` (when it is not one of those): a run
- * started with carried state replays from it. test/foundation/replay.test.ts replays them all for good.
+ * started with carried state replays from it. A file already there is kept, never written over.
+ * test/foundation/replay.test.ts replays them all for good.
  */
 export async function runPayment(
   env: TestWorkflowEnvironment,
