@@ -17,7 +17,7 @@
  * block time, default 1; the devnet of `npm start` mines every 2 s), --sol-slot-ms
  * (surfnet slot time, default 400), --ltc-block-ms (the bench mines litecoin regtest, default 1000),
  * --watch-ms (sets WATCH_INTERVAL_MS; default: unset, the production 500 ms), --head-feed on|off (off: no
- * ETHEREUM_WS_URL / SOLANA_WS_URL, the watchers poll only; default on, as npm start runs), --timeout-s (wait for callbacks),
+ * ETHEREUM_WS_URL / SOLANA_WS_URL / {NETWORK}_HEAD_FEED, the watchers poll only; default on, as npm start runs), --timeout-s (wait for callbacks),
  * --temporal server|dev (default server: the production Temporal server on the same PostgreSQL, as
  * docker-compose.yml runs it, built by scripts/setup-temporal-server.js; dev: the embedded dev server on
  * SQLite with one history shard, as `npm start` runs it),
@@ -190,8 +190,8 @@ async function warmUp(bed: Bed, chains: DrillChains, configs: Config[]): Promise
 async function main(): Promise<void> {
   const env: Record<string, string> = {};
   if (flags['watch-ms']) env.WATCH_INTERVAL_MS = flags['watch-ms'];
-  // --head-feed off: the watchers poll only (no ETHEREUM_WS_URL / SOLANA_WS_URL), for comparison.
-  if (flags['head-feed'] === 'off') Object.assign(env, { ETHEREUM_WS_URL: '', SOLANA_WS_URL: '' });
+  // --head-feed off: the watchers poll only (no WebSocket or long-poll feed), for comparison.
+  if (flags['head-feed'] === 'off') Object.assign(env, { ETHEREUM_WS_URL: '', SOLANA_WS_URL: '', LITECOIN_HEAD_FEED: '', BITCOIN_HEAD_FEED: '' });
   log(`burst of ${TOTAL} deposits ${JSON.stringify(COUNTS)}, ${PER_ADDRESS} per address, Temporal: ${flags.temporal}; load average ${load()} on ${os.cpus().length} cores`);
   log(`DEPOSIT_POLL_INTERVAL ${process.env.DEPOSIT_POLL_INTERVAL ?? 'unset (production default, 5 minutes)'}; WATCH_INTERVAL_MS ${env.WATCH_INTERVAL_MS ?? 'unset (production default, 500)'}; head feed ${flags['head-feed']}; anvil ${flags['eth-block-s']} s blocks, surfnet ${flags['sol-slot-ms']} ms slots, litecoin mined every ${flags['ltc-block-ms']} ms by the bench`);
   if (flags.temporal !== 'server' && flags.temporal !== 'dev') throw new Error(`--temporal is server or dev, not ${flags.temporal}`);

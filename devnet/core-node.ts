@@ -55,6 +55,8 @@ async function startOnce(opts: CoreNodeOptions): Promise<CoreDevnet> {
     '-regtest', '-server', '-txindex', '-listen=0', '-dnsseed=0', '-printtoconsole',
     `-datadir=${datadir}`, `-conf=${conf}`, `-rpcport=${rpcPort}`, `-port=${p2pPort}`,
     '-rpcbind=127.0.0.1', '-rpcallowip=127.0.0.1', '-fallbackfee=0.0002', '-rpcworkqueue=64',
+    // Each worker holds one RPC thread in its long poll ({NETWORK}_HEAD_FEED=longpoll): four more than that for the rest.
+    '-rpcthreads=8',
     // A regtest chain of a few hundred blocks: the signature and script caches (32 MiB, allocated and
     // written at start), the UTXO cache and parallel script checks are sized for mainnet.
     '-maxsigcachesize=1', '-dbcache=4', '-par=1',

@@ -127,6 +127,8 @@ export async function startDevnets(dir: string, opts: DevnetOptions = {}): Promi
       if (network === 'litecoin') state.litecoin = st as CoreNodeState;
       else state[network] = st;
       Object.assign(env, { [`${network.toUpperCase()}_RPC_URL`]: st.rpcUrl, [`${network.toUpperCase()}_CHAIN`]: 'regtest' });
+      // Bitcoin Core's family serves the long poll that wakes the watcher at each block; btcd and bchd do not.
+      if (st.family !== 'btcd') env[`${network.toUpperCase()}_HEAD_FEED`] = 'longpoll';
     }
     fs.writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
     return { env, state, stateFile, pids, newChains, stop };

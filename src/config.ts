@@ -80,7 +80,7 @@ const schema = z.object({
   // How often each network's watcher asks its node for new blocks: a pass that finds none reads the head and
   // the cursor's block and writes nothing; the hints it pushes are at most this late after a block.
   WATCH_INTERVAL_MS: millis('WATCH_INTERVAL_MS', 100, 600_000).default(500),
-  // The same while the network's head feed ({NETWORK}_WS_URL) is live: its new heads wake the watcher, and
+  // The same while the network's head feed ({NETWORK}_WS_URL or _HEAD_FEED) is live: its new heads wake the watcher, and
   // this poll only covers a notification lost on the way.
   WATCH_FEED_INTERVAL_MS: millis('WATCH_FEED_INTERVAL_MS', 100, 600_000).default(5_000),
   // How long the forward activity watches, at each new head, for the inclusion of a forward it has just

@@ -11,6 +11,8 @@ export interface NetworkRuntime {
   rpcUrl: string;
   /** The node's WebSocket endpoint for new-head notifications (src/detection/heads.ts); without it the watcher polls only. */
   wsUrl?: string;
+  /** UTXO: `longpoll`, a new-head feed held open on the node's RPC (`waitforblockheight`, src/detection/long-poll-feed.ts). */
+  headFeed?: 'longpoll';
   /** Token contract / mint overrides per ticker (local devnets deploy their own). */
   contracts: Record<string, string>;
   /** EVM: the most JSON-RPC calls sent in one HTTP request (`{NETWORK}_RPC_BATCH`; 1: each alone). */
@@ -37,7 +39,9 @@ const envName = (networkId: string) => networkId.toUpperCase();
  * LITECOIN_RPC_URL, SOLANA_RPC_URL); `{NETWORK}_CHAIN` picks mainnet (default), testnet or regtest;
  * `{TICKER}_CONTRACT` (e.g. ERC20_USDT_CONTRACT, SOL_USDC_CONTRACT) overrides a token's contract or mint;
  * `{NETWORK}_WS_URL` (EVM and Solana: ETHEREUM_WS_URL, SOLANA_WS_URL) names the node's WebSocket endpoint,
- * whose new-head notifications wake the watcher between its polls; `{NETWORK}_RPC_BATCH` (EVM: 1 to 100,
+ * whose new-head notifications wake the watcher between its polls; `{NETWORK}_HEAD_FEED=longpoll` (UTXO:
+ * BITCOIN_HEAD_FEED, LITECOIN_HEAD_FEED, ...) holds a `waitforblockheight` call open on the node for the same
+ * purpose, one per worker process; `{NETWORK}_RPC_BATCH` (EVM: 1 to 100,
  * default DEFAULT_RPC_BATCH) bounds the JSON-RPC calls made together that go in one HTTP request, 1 for a
  * node that refuses batches.
  * `{NETWORK}_RPC_URL` may list several endpoints, comma-separated, in order of preference; an endpoint whose
@@ -57,6 +61,13 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv): ChainRuntimeConfig {
     }
     const wsUrl = env[`${envName(id)}_WS_URL`];
     if (wsUrl && !/^wss?:\/\//.test(wsUrl)) throw new Error(`invalid configuration: ${envName(id)}_WS_URL must be a ws:// or wss:// URL`);
+    const headFeed = env[`${envName(id)}_HEAD_FEED`];
+    if (headFeed !== undefined && headFeed !== '') {
+      if (NETWORKS[id].family !== 'utxo') {
+        throw new Error(`invalid configuration: ${envName(id)}_HEAD_FEED is for Bitcoin-family (UTXO) networks; ${envName(id)} takes ${envName(id)}_WS_URL`);
+      }
+      if (headFeed !== 'longpoll') throw new Error(`invalid configuration: ${envName(id)}_HEAD_FEED must be longpoll (or unset)`);
+    }
     const batch = env[`${envName(id)}_RPC_BATCH`];
     let rpcBatch: number | undefined;
     if (batch !== undefined && batch !== '') {
@@ -72,7 +83,7 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv): ChainRuntimeConfig {
       throw new Error(`invalid configuration: ${envName(id)}_SPONSOR_MIN_BALANCE must be a whole number of base units`);
     }
     out[id] = {
-      mode, rpcUrl, ...(wsUrl ? { wsUrl } : {}), ...(rpcBatch !== undefined ? { rpcBatch } : {}), contracts: {},
+      mode, rpcUrl, ...(wsUrl ? { wsUrl } : {}), ...(headFeed ? { headFeed: 'longpoll' as const } : {}), ...(rpcBatch !== undefined ? { rpcBatch } : {}), contracts: {},
       ...(Object.keys(endpointHealth).length ? { endpointHealth } : {}),
       ...(minBalance ? { sponsorMinBalance: BigInt(minBalance) } : {}),
     };

@@ -12,7 +12,7 @@ export interface HeadFeed {
   close(): void;
 }
 
-/** The subscription request per address family; a family absent here has no head feed (UTXO: polled). */
+/** The subscription request per address family; UTXO nodes have none: their feed is a long poll (long-poll-feed.ts). */
 const SUBSCRIBE: Record<string, { method: string; params: unknown[]; notification: string }> = {
   evm: { method: 'eth_subscribe', params: ['newHeads'], notification: 'eth_subscription' },
   sol: { method: 'slotSubscribe', params: [], notification: 'slotNotification' },

@@ -8,6 +8,7 @@ import { sponsorAddresses } from '../chains/sponsor';
 import { pushHints, TEMPORAL_CALLS_AT_ONCE, type SignalDeposit } from '../detection/push';
 import { startWatchers, type MatchedDeposit } from '../detection/watcher';
 import { hasHeadFeed, headHub, openHeadFeed } from '../detection/heads';
+import { openLongPollFeed } from '../detection/long-poll-feed';
 import { chainSignal } from '../../workflows/signals';
 import type { Db } from '../db/client';
 import { insertDeposits, type NewDeposit } from '../db/queries/payments';
@@ -188,22 +189,25 @@ export async function startWorkerRuntime(
           ifFree: database.ifFree,
           intervalMs: cfg.watchIntervalMs,
           feedIntervalMs: cfg.watchFeedIntervalMs,
-          // {NETWORK}_WS_URL: the node's new heads wake the watcher, which then reads the block at once.
+          // {NETWORK}_WS_URL, or a UTXO node's long poll ({NETWORK}_HEAD_FEED=longpoll): the node's new heads
+          // wake the watcher, which then reads the block at once.
           heads: (network, wake, feedLive) => {
-            const wsUrl = services.chains[network]?.wsUrl;
-            if (!wsUrl || !hasHeadFeed(network)) return undefined;
+            const chain = services.chains[network];
             const onHead = () => {
               wake();
               heads.head(network);
             };
-            return openHeadFeed(network, wsUrl, onHead, {
-              onState: (state, detail) => {
+            const feed = {
+              onState: (state: 'subscribed' | 'dropped', detail?: string) => {
                 heads.live(network, state === 'subscribed');
                 feedLive(state === 'subscribed');
                 if (state === 'subscribed') logger.info({ network }, 'new-head feed subscribed');
                 else logger.warn({ network, detail }, 'new-head feed dropped; polling until it is back');
               },
-            });
+            };
+            if (chain?.headFeed === 'longpoll') return openLongPollFeed(chain.rpcUrl, onHead, feed);
+            if (!chain?.wsUrl || !hasHeadFeed(network)) return undefined;
+            return openHeadFeed(network, chain.wsUrl, onHead, feed);
           },
           // The gas tank's top-ups to an address_in are the gateway's own money, never a payment.
           onMatch: async (_network, found) => {

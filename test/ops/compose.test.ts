@@ -20,7 +20,7 @@ const compose = parse(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'ut
 const services = compose.services;
 const gateway = ['gateway-api', 'gateway-worker'] as const;
 /** Variables read outside src/config.ts: chain endpoints (src/chains/config.ts) and the worker's poll interval. */
-const extraVariables = /^([A-Z]+_RPC_URL|[A-Z]+_WS_URL|[A-Z]+_CHAIN|[A-Z0-9]+_[A-Z0-9]+_CONTRACT|DEPOSIT_POLL_INTERVAL)$/;
+const extraVariables = /^([A-Z]+_RPC_URL|[A-Z]+_WS_URL|[A-Z]+_HEAD_FEED|[A-Z]+_CHAIN|[A-Z0-9]+_[A-Z0-9]+_CONTRACT|DEPOSIT_POLL_INTERVAL)$/;
 
 /** ${VAR:?msg} and ${VAR:-default} with sample values, as compose would substitute from an .env file. */
 function substitute(value: string): string {

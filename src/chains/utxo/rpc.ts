@@ -28,14 +28,16 @@ export class BitcoinRpc {
     this.credentials = this.pool.credentials;
   }
 
-  async call<T>(method: string, params: unknown[] = []): Promise<T> {
+  /** `signal` ends a call early (a long poll closed); such a call fails as the node not answering. */
+  async call<T>(method: string, params: unknown[] = [], o: { signal?: AbortSignal } = {}): Promise<T> {
     let text: string;
+    const timeout = AbortSignal.timeout(this.timeoutMs);
     try {
       const res = await this.pool.fetch(null, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ jsonrpc: '1.0', id: method, method, params }),
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: o.signal ? AbortSignal.any([timeout, o.signal]) : timeout,
       });
       text = await res.text();
       if (res.status === 401 || res.status === 403) throw new NodeUnavailableError(`${method}: node refused the credentials (HTTP ${res.status})`);
