@@ -32,6 +32,13 @@ export const readConfirmations = (uuid: string) => orNothing(readings.confirmati
 export const readForwardFate = (uuid: string) => orNothing(readings.forwardFate(uuid));
 
 /**
+ * The forward's first try on a payment whose history has the FORWARD_LOCAL_FIRST patch (workflows/payment-forward.ts):
+ * a local activity that ends in seconds (its timeout; no retry), in the same workflow task as the steps
+ * before it. A try that times out or fails retryably goes to `forwarding`, which re-sends stored bytes.
+ */
+export const quickForwarding = proxyLocalActivities<DepositActivities>({ startToCloseTimeout: '8 seconds', retry: { maximumAttempts: 1 } });
+
+/**
  * The forward may wait for its source's lock (forwards from one address are serialised) or for a gas
  * top-up to be mined, which is not work of a few seconds: a regular activity that heartbeats while it
  * runs, so that a worker lost mid-forward is noticed within the heartbeat timeout and another attempt

@@ -1,10 +1,10 @@
 // The forward effect of the payment workflow: sign once and broadcast (the activity), then one reading per
 // wake (forwardFate) decides; the watcher's `forward` signal wakes it when a block holds the forward.
 // It only forwards: processing was recorded by the effect before it, the snapshot is the effect after it.
-import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, patched } from '@temporalio/workflow';
 import type { ForwardFate } from '../activities/deposit';
 import type { LifecycleEvent } from '../src/domain/lifecycle';
-import { forwarding, local, readForwardFate } from './payment-activities';
+import { forwarding, local, quickForwarding, readForwardFate } from './payment-activities';
 
 /** The forward's progress, carried across runs: which plan this is, and a first reading of final evidence. */
 export interface ForwardProgress {
@@ -38,6 +38,12 @@ export interface ForwardWaits {
 
 /** ApplicationFailure type of activities/forward.ts for a txid that belongs to another payment (a bug guard): final. */
 const FORWARD_COLLISION = 'ForwardCollision';
+
+/**
+ * The patch (v1.1.0) that makes the forward's first try a local activity (quickForwarding): histories recorded
+ * without it take the forward as an activity only.
+ */
+export const FORWARD_LOCAL_FIRST = 'forward-local-first';
 
 /** The forward's first retry after a transient failure; the wait doubles from it up to the workflow's cap. */
 export const FORWARD_RETRY_FIRST_MS = 60_000;
@@ -75,7 +81,7 @@ export async function forwardStage(
     try {
       // Idempotent: a stored forward is returned (and re-sent), never signed twice.
       w.beginReading();
-      const sent = await forwarding.forward(uuid);
+      const sent = await send(uuid);
       txidOut = sent.txidOut;
       first = sent.fate;
     } catch (e) {
@@ -129,6 +135,23 @@ export async function forwardStage(
       short = signalled ? w.recheckMs : Math.min(short * 2, w.fallbackMs);
     }
   }
+}
+
+/**
+ * Signs once and broadcasts: first as a local activity of a few seconds, in the workflow task of the steps
+ * before it; a try that times out (a lock held by another forward, a top-up to be mined) or fails retryably
+ * is made again by the activity that heartbeats, which re-sends the bytes the first try stored. A failure
+ * the activity would only repeat (non-retryable) is the forward's answer.
+ */
+async function send(uuid: string): ReturnType<typeof forwarding.forward> {
+  if (patched(FORWARD_LOCAL_FIRST)) {
+    try {
+      return await quickForwarding.forward(uuid);
+    } catch (e) {
+      if (isCancellation(e) || applicationFailure(e)?.nonRetryable) throw e;
+    }
+  }
+  return forwarding.forward(uuid);
 }
 
 /** One reading of the forward's fate (undefined: the node did not answer). */

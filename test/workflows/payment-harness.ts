@@ -35,6 +35,8 @@ export interface Script {
   confirmed?: Attempt[];
   /** Holds the forward activity until it resolves (a test sends hints meanwhile). */
   forwardGate?: () => Promise<void>;
+  /** The first forward call takes this long (real time; its result is then discarded by a timed-out local activity). */
+  forwardStallFirstMs?: number;
   /**
    * The first this many forward attempts throw: a plain (retryable) error, as a price missing; with
    * forwardRefusalPermanent a nonRetryable ApplicationFailure of type forwardRefusalType (default
@@ -122,6 +124,14 @@ export function scriptedActivities(script: Script, calls: string[]) {
         if (script.forwardRefusalPermanent) throw ApplicationFailure.nonRetryable('deposit 1 does not cover gas 2', script.forwardRefusalType ?? 'InsufficientAmountError');
         throw new Error('no price to recover the network cost yet; will retry');
       }
+      if (script.forwardStallFirstMs) {
+        const ms = script.forwardStallFirstMs;
+        script.forwardStallFirstMs = undefined;
+        calls.push('forward stalled');
+        await new Promise((r) => setTimeout(r, ms));
+        // The bytes it stored are what the activity re-sends: the same txid.
+        return { txidOut: `0xout${plans + 1}`, fate: { status: 'pending' as const, txidOut: `0xout${plans + 1}` } };
+      }
       calls.push('forward');
       const txidOut = `0xout${++plans}`;
       if (script.forwardGate) await script.forwardGate();
@@ -164,6 +174,18 @@ export interface Run {
   firstRunEvents: string[];
   /** The failure type the last run ended with, when it failed (DEPOSIT_REORGANISED); undefined when it completed. */
   failedAs?: string;
+}
+
+/** The patches (patched() IDs) a history took, in the order it took them. */
+export function patchesOf(history: temporal.api.history.v1.IHistory): string[] {
+  const ids: string[] = [];
+  for (const e of history.events ?? []) {
+    const m = e.markerRecordedEventAttributes;
+    if (m?.markerName !== 'core_patch') continue;
+    const id = defaultPayloadConverter.fromPayload(m.details!['patch-data'].payloads![0]) as { id: string };
+    if (!ids.includes(id.id)) ids.push(id.id);
+  }
+  return ids;
 }
 
 /**
@@ -209,9 +231,11 @@ export async function runPayment(
   const carriedStates: string[] = [];
   const write = (suffix: string, history: temporal.api.history.v1.IHistory) => {
     if (!record || process.env.RECORD_HISTORIES !== '1') return;
-    // From v1.0.0 on a history on file is what payments in flight replay: it is kept, never written over ('wx').
+    // From v1.0.0 on a history on file is what payments in flight replay: it is kept, never written over ('wx');
+    // one that took a patch is written beside it, named after its patches.
+    const tag = patchesOf(history).map((p) => `.${p}`).join('');
     try {
-      fs.writeFileSync(path.resolve(__dirname, '../fixtures/histories', `${record}${suffix}.json`), `${historyToJSON(history)}\n`, { flag: 'wx' });
+      fs.writeFileSync(path.resolve(__dirname, '../fixtures/histories', `${record}${suffix}${tag}.json`), `${historyToJSON(history)}\n`, { flag: 'wx' });
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }

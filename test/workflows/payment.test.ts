@@ -38,8 +38,8 @@ describe('payment workflow: pushed, not polled', () => {
   }, 60_000);
 
   it('a hint that comes while a reading is under way wakes the next wait (it is not cleared by it)', async () => {
-    // The forward activity's own reading says pending; the block holding the forward is hinted while the
-    // activity is still running. The hint must end the wait after that reading at once, not the hour-long fallback.
+    // The forward's own reading says pending; the block holding the forward is hinted while the forward is
+    // still running. The hint must end the wait after that reading at once, not the hour-long fallback.
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const { calls, status, firstRunEvents } = await runPayment(
@@ -57,8 +57,9 @@ describe('payment workflow: pushed, not polled', () => {
     expect(calls).toEqual(['confirmations 1', 'processing', 'forward', 'fate pending', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
     expect(status.state).toBe('done');
     expect(firstRunEvents).not.toContain('EVENT_TYPE_TIMER_FIRED');
-    // The hint was already there when the wait began: no fallback timer started for it.
-    expect(firstRunEvents).not.toContain('EVENT_TYPE_TIMER_STARTED');
+    // The forward's first try is a local activity: the hint reaches the workflow in the task after it, whose
+    // wait has begun with the fallback timer (one, which the hint leaves running).
+    expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_TIMER_STARTED')).toHaveLength(1);
   }, 60_000);
 
   it('a forward the chain already holds when the activity reads it (a retried activity re-sent mined bytes): no wait, no second reading', async () => {
@@ -80,14 +81,22 @@ describe('payment workflow: each step is an effect of the lifecycle table, in it
     const { calls, status, firstRunEvents } = await runPayment(env, { requiredConfirmations: 2, confirmations: [{ status: 'confirmed', confirmations: 1 }, { status: 'confirmed', confirmations: 2 }] }, { fallback: '10 minutes' });
     expect(calls).toEqual(['confirmations 1', 'confirmations 2', 'processing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
     expect(status.state).toBe('done');
-    // Local activities, one marker each: recordAndEvaluate, two readings, record_processing, the snapshot, the attempt.
-    expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_MARKER_RECORDED')).toHaveLength(6);
-    // The forward is the one activity task (it heartbeats while it waits for its source's lock or a top-up).
-    expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')).toHaveLength(1);
+    // Local activities, one marker each: recordAndEvaluate, two readings, record_processing, the forward's first
+    // try, the snapshot, the attempt; and the patch's marker (FORWARD_LOCAL_FIRST).
+    expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_MARKER_RECORDED')).toHaveLength(8);
+    // A first try that ends in seconds needs no activity task (the activity that heartbeats is its fallback).
+    expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')).toHaveLength(0);
     expect(firstRunEvents.length).toBeLessThanOrEqual(30);
   }, 60_000);
 
-  it('a forward that fails once (a plain error) is tried again by the activity\'s own retry, processing recorded once', async () => {
+  it('a first try (local activity) that outlasts its seconds: the activity that heartbeats forwards instead', async () => {
+    const { calls, status, firstRunEvents } = await runPayment(env, { forwardStallFirstMs: 9_000 }, { record: 'payment-forward-first-try-timed-out' });
+    expect(calls).toEqual(['confirmations 1', 'processing', 'forward stalled', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
+    expect(status.state).toBe('done');
+    expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')).toHaveLength(1);
+  }, 60_000);
+
+  it('a forward that fails once (a plain error) is tried again by the activity, processing recorded once', async () => {
     const { calls, status } = await runPayment(env, { forwardRefusals: 1 }, { record: 'payment-forward-retried-after-finality' });
     expect(calls).toEqual(['confirmations 1', 'processing', 'forward refused', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
     expect(status.state).toBe('done');
