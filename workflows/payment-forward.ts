@@ -40,7 +40,7 @@ export interface ForwardWaits {
 const FORWARD_COLLISION = 'ForwardCollision';
 
 /**
- * The patch (v1.1.0) that makes the forward's first try a local activity (quickForwarding): histories recorded
+ * The patch (the first after v1.0.0) that makes the forward's first try a local activity (quickForwarding): histories recorded
  * without it take the forward as an activity only.
  */
 export const FORWARD_LOCAL_FIRST = 'forward-local-first';
