@@ -41,7 +41,8 @@ export const DEPOSIT_REORGANISED = 'DepositReorganised';
 /**
  * The workflow type the watcher starts for each deposit. The deposit is recorded and evaluated in one local
  * activity; from then on each step is one effect of the table, performed as listed: readings until
- * finality, processing recorded, the forward (an activity with heartbeats) and its readings, the confirmed
+ * finality, processing recorded, the forward (a local activity first, an activity with heartbeats when that
+ * does not end in seconds) and its readings, the confirmed
  * snapshot, the confirmed attempts (local activities). The search attributes are written once with the
  * first stage, and a stage only when it changes what the Temporal UI shows (see `stageShown`).
  */

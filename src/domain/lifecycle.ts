@@ -41,8 +41,9 @@ export type Effect =
   /** Records `processing` in the payment row. */
   | { type: 'record_processing' }
   /**
-   * Signs once, stores and broadcasts the forward (an activity with heartbeats: it may wait for its source's
-   * lock or a gas top-up), then reads its fate until included: yields forwarded, forward_waiting or forward_failed.
+   * Signs once, stores and broadcasts the forward (a local activity of a few seconds first, then an activity
+   * with heartbeats when that does not end in time: it may wait for its source's lock or a gas top-up), then
+   * reads its fate until included: yields forwarded, forward_waiting or forward_failed.
    */
   | { type: 'forward' }
   /** Waits out the forward's backoff (its reason shown in the query and the Temporal UI), then forward runs again. */
