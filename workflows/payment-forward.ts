@@ -1,4 +1,4 @@
-// The forward effect of the payment workflow: sign once and broadcast (the activity), then one reading per
+// The forward effect of the payment workflow: sign once and broadcast (send, below), then one reading per
 // wake (forwardFate) decides; the watcher's `forward` signal wakes it when a block holds the forward.
 // It only forwards: processing was recorded by the effect before it, the snapshot is the effect after it.
 import { ActivityFailure, ApplicationFailure, isCancellation, patched } from '@temporalio/workflow';
@@ -40,8 +40,8 @@ export interface ForwardWaits {
 const FORWARD_COLLISION = 'ForwardCollision';
 
 /**
- * The patch (the first after v1.0.0) that makes the forward's first try a local activity (quickForwarding): histories recorded
- * without it take the forward as an activity only.
+ * The patch (the first after v1.0.0) that makes the forward's first try a local activity (quickForwarding):
+ * histories recorded without it take the forward as an activity only.
  */
 export const FORWARD_LOCAL_FIRST = 'forward-local-first';
 
