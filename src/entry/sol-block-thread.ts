@@ -3,7 +3,8 @@
 // It imports neither the Solana SDK nor anything else of the gateway's: only the fetch and the byte scan.
 import { parentPort } from 'node:worker_threads';
 import { postJson } from '../chains/sol/http-post';
-import { WatchedBytes, holdsBlock, watchedTransactionTexts } from '../chains/sol/block-bytes';
+import { holdsBlock, watchedTransactionTexts } from '../chains/sol/block-bytes';
+import { WatchedBytes } from '../chains/sol/watched-bytes';
 import type { ThreadReply, ThreadRequest } from '../chains/sol/block-thread';
 
 const parent = parentPort!;

@@ -4,7 +4,8 @@
  * with escaped quotes and braces inside strings, white space between tokens, and answers that hold no block.
  */
 import { Keypair } from '@solana/web3.js';
-import { WatchedBytes, outlineBlock, transactionsNaming, watchedNamed } from '../../src/chains/sol/block-bytes';
+import { outlineBlock, transactionsNaming, watchedNamed } from '../../src/chains/sol/block-bytes';
+import { WatchedBytes } from '../../src/chains/sol/watched-bytes';
 import { scannedWatchedBlock } from '../../src/chains/sol/scan';
 
 const key = () => Keypair.generate().publicKey.toBase58();

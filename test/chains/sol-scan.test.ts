@@ -20,7 +20,7 @@ import { SolAdapter } from '../../src/chains/sol/adapter';
 import { SolBlockReader } from '../../src/chains/sol/block-reader';
 import { readParsedBlock } from '../../src/chains/sol/parsed-scan';
 import { scannedBlock, scannedWatchedBlock } from '../../src/chains/sol/scan';
-import { WatchedBytes } from '../../src/chains/sol/block-bytes';
+import { WatchedBytes } from '../../src/chains/sol/watched-bytes';
 import { paymentConfigs } from '../../src/db/schema';
 import { readCursor, scanOnce, writeCursor, type MatchedDeposit } from '../../src/detection/watcher';
 import { createTestDatabase } from '../helpers/db';

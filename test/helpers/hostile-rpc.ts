@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { VersionedTransaction } from '@solana/web3.js';
 import bs58 from 'bs58';
+import { BROADCAST_METHODS, LOOKUP_METHODS, broadcastFailure, headKey, hideTransaction, knowsTransaction, seededRandom, type RpcRequest, type RpcResponse } from './hostile-rpc-answers';
 
 /**
  * A JSON-RPC proxy on 127.0.0.1 in front of one real node (anvil, surfnet, litecoind) that lies the way
@@ -47,23 +48,6 @@ export const DEFAULT_FAULT_PROBABILITIES: Readonly<Record<FaultKind, number>> = 
   broadcastError: 0.3,
 };
 
-/** JSON-RPC methods that tell the head of the chain (EVM, Solana, Bitcoin Core). */
-const HEAD_METHODS = new Set(['eth_blockNumber', 'getSlot', 'getBlockHeight', 'getLatestBlockhash', 'getblockcount', 'getbestblockhash', 'getblockchaininfo']);
-const BROADCAST_METHODS = new Set(['eth_sendRawTransaction', 'sendTransaction', 'sendrawtransaction']);
-const LOOKUP_METHODS = new Set(['eth_getTransactionReceipt', 'eth_getTransactionByHash', 'getSignatureStatuses', 'getrawtransaction']);
-
-interface RpcRequest {
-  jsonrpc?: string;
-  id?: unknown;
-  method?: string;
-  params?: unknown[];
-}
-interface RpcResponse {
-  jsonrpc?: string;
-  id?: unknown;
-  result?: unknown;
-  error?: unknown;
-}
 
 export interface HostileRpcStats {
   requests: number;
@@ -112,55 +96,6 @@ export interface HostileRpc {
   refuseOnPolicy(reason: string, ms: number): void;
   stats(): HostileRpcStats;
   close(): Promise<void>;
-}
-
-/** mulberry32: small, fast and good enough to pick faults reproducibly. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** A head call, identified by method and parameters: eth_getBlockByNumber only for "latest". */
-function headKey(r: RpcRequest): string | undefined {
-  if (!r.method) return undefined;
-  if (r.method === 'eth_getBlockByNumber' && Array.isArray(r.params) && r.params[0] === 'latest') return `${r.method}:${JSON.stringify(r.params)}`;
-  if (HEAD_METHODS.has(r.method)) return `${r.method}:${JSON.stringify(r.params ?? [])}`;
-  return undefined;
-}
-
-/** Whether the real answer shows a transaction the node knows (so that hiding it is a lie). */
-function knowsTransaction(method: string, res: RpcResponse): boolean {
-  if (res.error) return false;
-  if (method === 'getSignatureStatuses') {
-    const value = (res.result as { value?: unknown[] } | undefined)?.value;
-    return Array.isArray(value) && value.some((v) => v !== null);
-  }
-  return res.result !== null && res.result !== undefined;
-}
-
-function hideTransaction(method: string, res: RpcResponse): RpcResponse {
-  if (method === 'getSignatureStatuses') {
-    const r = res.result as { context: unknown; value: unknown[] };
-    return { ...res, result: { ...r, value: r.value.map(() => null) } };
-  }
-  if (method === 'getrawtransaction') {
-    const { result: _hidden, ...rest } = res;
-    return { ...rest, result: null, error: { code: -5, message: 'No such mempool or blockchain transaction. Use gettransaction for wallet transactions.' } };
-  }
-  return { ...res, result: null };
-}
-
-function broadcastFailure(method: string, res: RpcResponse): RpcResponse {
-  const { result: _relayed, ...rest } = res;
-  // Bitcoin Core answers errors with result null; JSON-RPC 2.0 servers leave result out.
-  const error = method === 'sendrawtransaction' ? { code: -1, message: 'transport error: connection reset by peer' } : { code: -32000, message: 'transport error: upstream connection reset' };
-  return method === 'sendrawtransaction' ? { ...rest, result: null, error } : { ...rest, error };
 }
 
 export async function startHostileRpc(opts: HostileRpcOptions): Promise<HostileRpc> {

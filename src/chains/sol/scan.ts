@@ -2,7 +2,8 @@ import { getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { PublicKey } from '@solana/web3.js';
 import { NodeUnavailableError, type ObservedDeposit, type ScannedBlock } from '../adapter';
 import type { RawBlock, RawTokenBalance, RawTx } from './block-reader';
-import { watchedTransactionTexts, type WatchedBytes, type WatchedTexts } from './block-bytes';
+import { watchedTransactionTexts, type WatchedTexts } from './block-bytes';
+import type { WatchedBytes } from './watched-bytes';
 
 export interface SolScanContext {
   network: string;
