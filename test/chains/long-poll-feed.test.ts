@@ -1,8 +1,8 @@
 /**
  * The long-poll head feed of Bitcoin-family nodes ({NETWORK}_HEAD_FEED=longpoll, src/detection/long-poll-feed.ts)
  * on a live litecoind regtest and a live bchd: each block wakes it while the call is held, a block replaced at
- * the same height too, a cut connection is made again, closing it ends the call under way, and a node that does
- * not serve `waitforblockheight` is refused once (the watcher polls alone).
+ * the same height too, a cut connection is made again, a closed feed makes no more calls (the node lets its held
+ * one go at its timeout), and a node that does not serve `waitforblockheight` is refused once (the watcher polls alone).
  */
 import { chainConfigFromEnv } from '../../src/chains/config';
 import { BitcoinRpc } from '../../src/chains/utxo/rpc';

@@ -48,7 +48,6 @@ export const DEFAULT_FAULT_PROBABILITIES: Readonly<Record<FaultKind, number>> = 
   broadcastError: 0.3,
 };
 
-
 export interface HostileRpcStats {
   requests: number;
   faults: Record<FaultKind, number>;
