@@ -1,12 +1,10 @@
-import { getAddress, isError, Network, Transaction, type Wallet } from 'ethers';
+import { getAddress, Network, type Wallet } from 'ethers';
 import { ASSETS, type Priority } from '../../domain/assets';
 import type { HdSeed } from '../keys';
 import { DEFAULT_RPC_BATCH, type ChainMode } from '../config';
 import { deriveEvmWallet, validateAddress } from '../addresses';
 import { evmGasTankKey } from '../sponsor';
-import { rpcErrorMessage } from '../rpc-errors';
 import {
-  BroadcastRejectedError,
   InvalidRequestError,
   type BroadcastOptions,
   NodeUnavailableError,
@@ -33,6 +31,7 @@ import { BlockScanner, NATIVE_INDEX, nodeCall } from './scan';
 import { CallTracer } from './trace';
 import { nativeWallet } from './signing-key';
 import { EvmRpcProvider } from './provider';
+import { forwardStatusOf, sendRaw, waitMined } from './broadcast';
 import { evmBalance, prepareEthSweep, prepareTokenSweep } from './sweep';
 import { EndpointPool } from '../endpoints';
 import { readAhead } from '../ahead';
@@ -247,68 +246,17 @@ export class EvmAdapter implements ChainAdapter {
     }
   }
 
-  private async send(raw: string, txid: string): Promise<void> {
-    try {
-      // eth_sendRawTransaction itself: ethers' broadcastTransaction also asks for the block number and
-      // recovers the sender's key from the signature (pure-JS secp256k1, a few ms each) to build a
-      // response object nothing here reads, on the worker's main thread (docs/decisions/0008-evm-rpc-batching.md).
-      const hash: unknown = await this.provider.send('eth_sendRawTransaction', [raw]);
-      if (typeof hash !== 'string' || hash.toLowerCase() !== txid.toLowerCase()) throw new Error(`the node answered hash ${String(hash)}`);
-    } catch (e) {
-      const msg = String((e as Error).message ?? e).toLowerCase();
-      if (msg.includes('already known') || msg.includes('already imported') || msg.includes('known transaction')) return;
-      // Same bytes already mined: the node reports the nonce as used. The receipt decides; without one,
-      // this is a reading, not a verdict (forwardStatus weighs the evidence).
-      if (isError(e, 'NONCE_EXPIRED')) {
-        if (await this.provider.getTransactionReceipt(txid)) return;
-        throw new BroadcastRejectedError(`${txid} rejected: nonce already used`, { cause: e });
-      }
-      if (isError(e, 'NETWORK_ERROR') || isError(e, 'TIMEOUT') || isError(e, 'SERVER_ERROR')) throw new NodeUnavailableError(rpcErrorMessage(e, this.credentials), { cause: e });
-      throw new BroadcastRejectedError(`${txid} rejected: ${rpcErrorMessage(e, this.credentials)}`, { cause: e });
-    }
+  private send(raw: string, txid: string): Promise<void> {
+    return sendRaw(this.provider, raw, txid, this.credentials);
   }
 
-  private async waitMined(txid: string, timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      const r = await this.call(() => this.provider.getTransactionReceipt(txid));
-      if (r) {
-        if (r.status !== 1) throw new BroadcastRejectedError(`${txid} reverted`);
-        return;
-      }
-      await new Promise((res) => setTimeout(res, 250));
-    }
-    throw new NodeUnavailableError(`${txid} not mined within ${timeoutMs} ms`);
+  private waitMined(txid: string, timeoutMs: number): Promise<void> {
+    return waitMined(this.provider, txid, timeoutMs);
   }
 
-  /**
-   * Mined: confirmed or reverted. Not mined: pending, unless the forward's nonce was used by a block that
-   * is final (finalityDepth deep) and one of our own rival transactions at that nonce (ctx.rivals) is
-   * mined there: only then can these bytes never land, and the plan is replaceable. A nonce used by a
-   * transaction the gateway never signed is left for the operator (pending with a note): a null
-   * receipt is also what a lagging or lying node answers for our own mined forward.
-   */
-  async forwardStatus(plan: ForwardPlan, ctx: ForwardContext = {}): Promise<ForwardStatus> {
-    const r = await this.call(() => this.provider.getTransactionReceipt(plan.txidOut));
-    if (r) {
-      if (r.status !== 1) return { status: 'failed', reason: 'reverted' };
-      return { status: 'confirmed', blockNumber: BigInt(r.blockNumber), blockHash: r.blockHash };
-    }
-    if (await this.call(() => this.provider.getTransaction(plan.txidOut))) return { status: 'pending', known: true };
-    const fwd = Transaction.from(plan.txs[plan.txs.length - 1].raw);
-    const head = await this.call(() => this.provider.getBlockNumber());
-    const final = head - (this.opts.finalityDepth ?? 12);
-    if (final < 0) return { status: 'pending', known: false };
-    const usedByFinal = await this.call(() => this.provider.getTransactionCount(fwd.from!, final));
-    if (usedByFinal <= fwd.nonce) return { status: 'pending', known: false };
-    const rivals = typeof ctx.rivals === 'function' ? await ctx.rivals() : (ctx.rivals ?? []);
-    for (const rival of rivals) {
-      const rr = await this.call(() => this.provider.getTransactionReceipt(rival));
-      if (rr && rr.blockNumber <= final) {
-        return { status: 'replaceable', reason: `nonce ${fwd.nonce} taken by ${rival}, final at block ${rr.blockNumber}`, observedAt: BigInt(head) };
-      }
-    }
-    return { status: 'pending', known: false, note: `nonce ${fwd.nonce} of ${fwd.from} is used on chain but no receipt of ${plan.txidOut} or of a rival of ours: waiting` };
+  /** The forward's fate on chain: src/chains/evm/broadcast.ts (forwardStatusOf). */
+  forwardStatus(plan: ForwardPlan, ctx: ForwardContext = {}): Promise<ForwardStatus> {
+    return forwardStatusOf(this.provider, plan, ctx, this.opts.finalityDepth ?? 12);
   }
 
   async close(): Promise<void> {
