@@ -1,11 +1,8 @@
 import { createPublicKey } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { createMerchantReceiver } from '../../examples/merchant-receiver';
-import { OrderBook } from './order-book';
+import { startShop } from './order-book';
 import { startDevnets, type Devnets } from '../../devnet';
 import { HdSeed } from '../../src/chains/keys';
 import { ensureDefaultKey } from '../../src/callbacks/signer';
@@ -155,12 +152,7 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
     for (const p of Object.values(proxies)) stops.push(() => p.close());
 
     const publicKey = createPublicKey(fs.readFileSync(ensureDefaultKey(dir), 'utf8')).export({ type: 'spki', format: 'pem' }) as string;
-    const orders = new OrderBook();
-    const merchant = createMerchantReceiver({ publicKey, orderOf: orders.orderOf });
-    const merchantServer = http.createServer(merchant.app);
-    await new Promise<void>((r) => merchantServer.listen(0, '127.0.0.1', () => r()));
-    stops.push(() => new Promise<void>((r) => { merchantServer.closeAllConnections(); merchantServer.close(() => r()); }));
-    const merchantUrl = `http://127.0.0.1:${(merchantServer.address() as AddressInfo).port}`;
+    const { orders, merchant, merchantUrl } = await startShop(publicKey, stops);
 
     const apiPort = await freePort('127.0.0.1');
     const sup = createSupervisor(logDir, {

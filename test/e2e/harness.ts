@@ -1,14 +1,11 @@
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Contract, JsonRpcProvider, Network } from 'ethers';
 import { Connection, PublicKey } from '@solana/web3.js';
 import type { SQL } from 'drizzle-orm';
 import { getAssociatedTokenAddressSync } from '@solana/spl-token';
-import { createMerchantReceiver } from '../../examples/merchant-receiver';
-import { OrderBook } from './order-book';
+import { startShop } from './order-book';
 import { startDevnets, type DevnetOptions, type Devnets } from '../../devnet';
 import { devnetUtxo } from '../../devnet/drive';
 import { ERC20 } from '../../src/chains/evm/erc20';
@@ -99,12 +96,7 @@ export async function startGateway(
     stops.push(() => api.stop());
 
     const publicKey = (await services.signer.publicKeyPem())!;
-    const orders = new OrderBook();
-    const merchant = createMerchantReceiver({ publicKey, orderOf: orders.orderOf });
-    const merchantServer = http.createServer(merchant.app);
-    await new Promise<void>((r) => merchantServer.listen(0, '127.0.0.1', () => r()));
-    stops.push(() => new Promise<void>((r) => { merchantServer.closeAllConnections(); merchantServer.close(() => r()); }));
-    const merchantUrl = `http://127.0.0.1:${(merchantServer.address() as AddressInfo).port}`;
+    const { orders, merchant, merchantUrl } = await startShop(publicKey, stops);
 
     return { dir, cfg, env, database, devnets, temporal, services, worker, api, merchant, merchantUrl, orders, publicKey, stop };
   } catch (e) {

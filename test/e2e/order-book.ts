@@ -1,3 +1,6 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createMerchantReceiver } from '../../examples/merchant-receiver';
 import type { ExpectedPayment } from '../../src/callbacks/verify';
 
 /**
@@ -25,4 +28,18 @@ export class OrderBook {
     }
     return best === undefined ? undefined : this.byTarget.get(best);
   };
+}
+
+/**
+ * The shop the end-to-end runs pay into: examples/merchant-receiver.ts on a local port, verifying with
+ * `publicKey` against an empty order book; `stops` gets its closing.
+ */
+export async function startShop(publicKey: string, stops: Array<() => Promise<void>>) {
+  const orders = new OrderBook();
+  const merchant = createMerchantReceiver({ publicKey, orderOf: orders.orderOf });
+  const merchantServer = http.createServer(merchant.app);
+  await new Promise<void>((r) => merchantServer.listen(0, '127.0.0.1', () => r()));
+  stops.push(() => new Promise<void>((r) => { merchantServer.closeAllConnections(); merchantServer.close(() => r()); }));
+  const merchantUrl = `http://127.0.0.1:${(merchantServer.address() as AddressInfo).port}`;
+  return { orders, merchant, merchantUrl };
 }

@@ -1,12 +1,9 @@
 import { createPublicKey } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'pg';
-import { createMerchantReceiver } from '../../examples/merchant-receiver';
-import { OrderBook } from './order-book';
+import { startShop } from './order-book';
 import { startDevnets } from '../../devnet';
 import { HdSeed } from '../../src/chains/keys';
 import { ensureDefaultKey } from '../../src/callbacks/signer';
@@ -80,12 +77,7 @@ export async function runProductionTopology(o: { waves: number; settleMs: number
     const st = devnets.state;
 
     const publicKey = createPublicKey(fs.readFileSync(ensureDefaultKey(dir), 'utf8')).export({ type: 'spki', format: 'pem' }) as string;
-    const orders = new OrderBook();
-    const merchant = createMerchantReceiver({ publicKey, orderOf: orders.orderOf });
-    const merchantServer = http.createServer(merchant.app);
-    await new Promise<void>((r) => merchantServer.listen(0, '127.0.0.1', () => r()));
-    stops.push(() => new Promise<void>((r) => { merchantServer.closeAllConnections(); merchantServer.close(() => r()); }));
-    const merchantUrl = `http://127.0.0.1:${(merchantServer.address() as AddressInfo).port}`;
+    const { orders, merchant, merchantUrl } = await startShop(publicKey, stops);
 
     const apiPort = await freePort('127.0.0.1');
     const sup = createSupervisor(logDir, {
