@@ -26,6 +26,9 @@
  * --steal F (0 < F < 1): the run on a slower machine, a process per core taking F of it all through the run
  * (bench/pipeline/steal.ts); the machine CPU printed then counts theirs too, and says how much it was.
  * DATABASE_URL, when set, names the PostgreSQL server to make a throw-away database on.
+ * --steps: the workers log each step's timing at debug level (src/temporal/step-timings.ts); a table per asset
+ * and step follows the others: each step's wait to start, its run, and the time since the step before it ended
+ * (bench/pipeline/steps.ts).
  * --costs: per happy-path deposit of each family, what it costs (bench/pipeline/costs.ts): the families are paid
  * one after another, each burst followed by an idle window as long, and counted on the wire (the nodes'
  * JSON-RPC, the gateway's PostgreSQL protocol) and in /proc; printed after the other tables, which then
@@ -44,6 +47,7 @@ import { payEvmBurst, type EvmPayment } from './pipeline/evm-burst';
 import { measureDeposits, type PaidDeposit } from './pipeline/measure';
 import { phases, summarise, table } from './pipeline/report';
 import { startStealer, type Stealer } from './pipeline/steal';
+import { readStepLines, stepTable } from './pipeline/steps';
 
 const { values: flags } = parseArgs({
   options: {
@@ -65,6 +69,7 @@ const { values: flags } = parseArgs({
     json: { type: 'string' },
     steal: { type: 'string' },
     costs: { type: 'boolean', default: false },
+    steps: { type: 'boolean', default: false },
   },
 });
 const COUNTS: Record<string, number> = {
@@ -192,6 +197,8 @@ async function main(): Promise<void> {
   if (flags['watch-ms']) env.WATCH_INTERVAL_MS = flags['watch-ms'];
   // --head-feed off: the watchers poll only (no WebSocket or long-poll feed), for comparison.
   if (flags['head-feed'] === 'off') Object.assign(env, { ETHEREUM_WS_URL: '', SOLANA_WS_URL: '', LITECOIN_HEAD_FEED: '', BITCOIN_HEAD_FEED: '' });
+  // --steps: each step's timing in the workers' logs (src/temporal/step-timings.ts), tabulated below.
+  if (flags.steps) env.LOG_LEVEL = 'debug';
   log(`burst of ${TOTAL} deposits ${JSON.stringify(COUNTS)}, ${PER_ADDRESS} per address, Temporal: ${flags.temporal}; load average ${load()} on ${os.cpus().length} cores`);
   log(`DEPOSIT_POLL_INTERVAL ${process.env.DEPOSIT_POLL_INTERVAL ?? 'unset (production default, 5 minutes)'}; WATCH_INTERVAL_MS ${env.WATCH_INTERVAL_MS ?? 'unset (production default, 500)'}; head feed ${flags['head-feed']}; anvil ${flags['eth-block-s']} s blocks, surfnet ${flags['sol-slot-ms']} ms slots, litecoin mined every ${flags['ltc-block-ms']} ms by the bench`);
   if (flags.temporal !== 'server' && flags.temporal !== 'dev') throw new Error(`--temporal is server or dev, not ${flags.temporal}`);
@@ -255,6 +262,8 @@ async function main(): Promise<void> {
     const summaries = Object.keys(COUNTS).filter((t) => want.has(t)).map((t) => summarise(t, rows));
     const steps = phases(summaries.map((s) => s.ticker), rows);
     console.log('\n' + table(summaries) + '\n\n' + steps.table + '\n');
+    const stepTimes = flags.steps ? stepTable(summaries.map((x) => x.ticker), new Map(burst.paid.map((p) => [p.txid, p.ticker])), readStepLines(bed.supervisor.logDir)) : undefined;
+    if (stepTimes) console.log(stepTimes.table + '\n');
     for (const s of summaries) {
       const bad = Object.entries(s.results).filter(([k]) => k !== 'done');
       if (bad.length || s.complete < s.paid) console.log(`${s.ticker}: ${s.complete}/${s.paid} deposits fully measured; results ${JSON.stringify(s.results)}`);
@@ -269,7 +278,7 @@ async function main(): Promise<void> {
     if (costs && windows) console.log('\n' + costTable(costs, windows.map((w) => w.idle)) + '\n');
     meter?.stop();
     if (flags.json) {
-      fs.writeFileSync(flags.json, JSON.stringify({ flags, counts: COUNTS, perAddress: PER_ADDRESS, loadAtEnd: os.loadavg(), wallS: wall, busyCoreS: busy, ...(stealer ? { stolenCoreS: stolen } : {}), summaries, steps: steps.data, deposits: rows, receiver: bed.receiver.counts(), deaths: bed.supervisor.deaths.length, ...(costs ? { costs, windows } : {}) }, null, 2));
+      fs.writeFileSync(flags.json, JSON.stringify({ flags, counts: COUNTS, perAddress: PER_ADDRESS, loadAtEnd: os.loadavg(), wallS: wall, busyCoreS: busy, ...(stealer ? { stolenCoreS: stolen } : {}), summaries, steps: steps.data, deposits: rows, receiver: bed.receiver.counts(), deaths: bed.supervisor.deaths.length, ...(costs ? { costs, windows } : {}), ...(stepTimes ? { stepTimes: stepTimes.data } : {}) }, null, 2));
       console.log(`per-deposit figures in ${flags.json}`);
     }
     if (!done) process.exitCode = 1;

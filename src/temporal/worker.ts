@@ -3,6 +3,7 @@ import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker, type WorkflowBundle, type WorkerOptions } from '@temporalio/worker';
 import type { Config } from '../config';
 import { ScrubbedActivityFailures } from './scrub-failures';
+import { StepTimings } from './step-timings';
 
 /** workflows/index as source under tsx/ts-jest, or as compiled JS under dist/. */
 export function workflowsEntry(): string {
@@ -83,8 +84,9 @@ export async function createWorker(opts: {
     maxConcurrentLocalActivityExecutions: WORKFLOW_TASK_SLOTS,
     workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: WORKFLOW_TASK_POLLS },
     nonStickyToStickyPollRatio: NORMAL_QUEUE_POLL_SHARE,
-    // No RPC credential or signed transaction in a history: failures leave activities scrubbed.
-    interceptors: { activity: [() => ({ inbound: new ScrubbedActivityFailures() })] },
+    // No RPC credential or signed transaction in a history: failures leave activities scrubbed. At debug
+    // level, each step's timing is logged (step-timings.ts).
+    interceptors: { activity: [() => ({ inbound: new StepTimings() }), () => ({ inbound: new ScrubbedActivityFailures() })] },
     ...opts.extra,
   });
   return { worker, connection };
