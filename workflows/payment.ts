@@ -3,26 +3,17 @@
 // signals `chain` when a block makes the deposit due, reorganises it or includes its forward; a long
 // fallback timer covers a lost signal. The history stays bounded: the run continues as new, carrying its
 // state, before it grows past HISTORY_BUDGET events.
-import {
-  ApplicationFailure,
-  CancellationScope,
-  condition,
-  continueAsNew,
-  setCurrentDetails,
-  setHandler,
-  sleep,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
-import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import { ApplicationFailure, CancellationScope, condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { DepositInput, Evaluation } from '../activities/deposit';
-import { resumeEffects, transition, type Effect, type LifecycleEvent, type LifecycleState } from '../src/domain/lifecycle';
-import { SA_CALLBACK_HOST, SA_PAYMENT_UUID, SA_STAGE, SA_TICKER, SA_TXID_IN } from '../src/domain/search-attributes';
+import { resumeEffects, transition, type Effect, type LifecycleEvent } from '../src/domain/lifecycle';
 import { AUTOMATIC_ATTEMPTS, newStageStatus, startPendingDelivery, type PendingDelivery } from './delivery-stage';
 import { forwardStage } from './payment-forward';
 import { fresh, refuseResend, status, type Carry, type PaymentWorkflowOptions } from './payment-carry';
-import { local, readConfirmations } from './payment-activities';
+import { local } from './payment-activities';
+import { stageDisplay } from './payment-display';
+import { awaitFinality } from './payment-finality';
+import { Hints } from './payment-hints';
 import { chainSignal, paymentStatusQuery, resendUpdate, type PaymentStatus } from './signals';
 import { deliverConfirmed, snapshotConfirmed } from './payment-delivery';
 
@@ -44,7 +35,7 @@ export const DEPOSIT_REORGANISED = 'DepositReorganised';
  * finality, processing recorded, the forward (a local activity first, an activity with heartbeats when that
  * does not end in seconds) and its readings, the confirmed
  * snapshot, the confirmed attempts (local activities). The search attributes are written once with the
- * first stage, and a stage only when it changes what the Temporal UI shows (see `stageShown`).
+ * first stage, and a stage only when it changes what the Temporal UI shows (workflows/payment-display.ts).
  */
 export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflowOptions = {}, carried?: Carry): Promise<PaymentStatus> {
   const fallbackMs = msToNumber(opts.fallback ?? '5 minutes');
@@ -60,16 +51,12 @@ export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflo
     evaluation = first.evaluation;
   }
   const uuid = c.payment.uuid;
-  /** Hints received, and how many of them had come when the last reading began. */
-  let hints = 0;
-  let readFrom = 0;
+  const hints = new Hints(fallbackMs);
   let pendingRun: PendingDelivery | undefined;
   /** The deposit was judged reorganised out (two readings at increasing heads). */
   let reorged = false;
 
-  setHandler(chainSignal, () => {
-    hints++;
-  });
+  setHandler(chainSignal, hints.hinted);
   setHandler(paymentStatusQuery, () => status(c));
   setHandler(
     resendUpdate,
@@ -80,38 +67,7 @@ export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflo
     },
     { validator: () => refuseResend(c) },
   );
-  const attributes = opts.searchAttributes === false ? () => undefined : upsertSearchAttributes;
-  const identity: SearchAttributeUpdatePair[] = [
-    { key: SA_TICKER, value: c.payment.ticker },
-    { key: SA_CALLBACK_HOST, value: c.payment.callbackHost },
-    { key: SA_PAYMENT_UUID, value: uuid },
-    { key: SA_TXID_IN, value: c.payment.txidIn },
-  ];
-  /** The stage the UI shows: `waiting` while a transient condition holds the forward back (GatewayStage = "waiting" lists them). */
-  const visibleStage = (s: LifecycleState) => (s === 'observed' ? 'pending' : s === 'processing' && c.forward.waiting ? 'waiting' : s);
-  /** The reason a forward waits, on the workflow's page in the Temporal UI (its current details: no history event). */
-  let detailsShown = '';
-  const showDetails = () => {
-    const w = c.state === 'processing' ? c.forward.waiting : null;
-    const details = w ? `forward waiting since ${w.since} (${w.retries} tries), next try ${w.nextTry}: ${w.type}: ${w.reason}` : '';
-    if (details !== detailsShown) setCurrentDetails(details);
-    detailsShown = details;
-  };
-  /**
-   * The stage the search attributes show (undefined before the first write, which
-   * carries the identity too, in every run), and the state they should show. `sent` is written only when
-   * the confirmed stage has to wait (an attempt failed) or ends without delivery: a first attempt that
-   * gets HTTP 200 moves on to `done` in the same workflow task, and one write of `done` shows it.
-   */
-  let stageShown: string | undefined;
-  const showStage = () => {
-    showDetails();
-    const stage = visibleStage(c.state);
-    if (stage === stageShown) return;
-    attributes(stageShown === undefined ? [...identity, { key: SA_STAGE, value: stage }] : [{ key: SA_STAGE, value: stage }]);
-    stageShown = stage;
-  };
-
+  const showStage = stageDisplay(c, opts.searchAttributes !== false);
   const overBudget = () => workflowInfo().historyLength >= budget || workflowInfo().continueAsNewSuggested;
 
   /**
@@ -130,95 +86,30 @@ export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflo
     await continueAsNew<typeof paymentLifecycle>(input, opts, { ...c, runs: c.runs + 1 });
   }
 
-  /** A reading begins: hints from now on are news to it. */
-  function beginReading(): void {
-    readFrom = hints;
-  }
-
-  /**
-   * The fallback reading's timer, one for consecutive waits for a hint: a wait of fallbackMs joins the one
-   * under way instead of starting its own, and a hint leaves it running rather than cancelling it. A lost
-   * hint still costs at most fallbackMs; a happy path pays one timer event in all instead of a start and a
-   * cancel per wait. Undefined when none runs.
-   */
-  let fallback: { fired: Promise<boolean>; scope: CancellationScope } | undefined;
-
-  function fallbackTimer(): Promise<boolean> {
-    if (!fallback) {
-      const scope = new CancellationScope();
-      const fired = scope.run(() => sleep(fallbackMs)).then(
-        () => true,
-        () => false,
-      );
-      const mine = { fired, scope };
-      void fired.then(() => {
-        if (fallback === mine) fallback = undefined;
-      });
-      fallback = mine;
-    }
-    return fallback.fired;
-  }
-
-  /**
-   * Before a wait that no hint ends (the confirmed callback's next attempt, a resend): the fallback timer
-   * would only fire into it, a task for nothing.
-   */
-  function dropFallback(): void {
-    fallback?.scope.cancel();
-    fallback = undefined;
-  }
-
   /**
    * Waits for a chain signal or `ms`; true when a signal came since the last reading began (a hint that
-   * arrives while a reading is under way is kept for the next wait, not cleared by it).
+   * arrives while a reading is under way is kept for the next wait, not cleared by it). A wait of fallbackMs
+   * joins the fallback timer (Hints).
    */
   async function waitHint(ms: number): Promise<boolean> {
     showStage();
     await maybeContinue();
-    if (ms !== fallbackMs) return condition(() => hints > readFrom, ms);
+    if (ms !== fallbackMs) return condition(() => hints.news(), ms);
     // A hint already here: no timer to join or start.
-    if (hints > readFrom) return true;
+    if (hints.news()) return true;
     const hinted = new CancellationScope();
     const woke = await Promise.race([
-      hinted.run(() => condition(() => hints > readFrom)).then(
+      hinted.run(() => condition(() => hints.news())).then(
         () => true,
         () => false,
       ),
-      fallbackTimer().then(() => false),
+      hints.fallbackTimer().then(() => false),
     ]);
     // The timer won: the condition is dropped (a cancelled condition sends no command).
     if (!woke) hinted.cancel();
     return woke;
   }
-
-  async function awaitFinality(): Promise<LifecycleEvent> {
-    let short = recheckMs;
-    let soon = false;
-    for (;;) {
-      beginReading();
-      const r = await readConfirmations(uuid);
-      if (r === undefined) {
-        // The node did not answer: no verdict either way; the next signal or the fallback reads again.
-      } else if (r.status === 'reorged') {
-        const at = r.observedAt ?? '0';
-        // One node's word is not enough: a verdict needs a second reading at a higher head.
-        if (c.reorgAt !== null && BigInt(at) > BigInt(c.reorgAt)) {
-          reorged = true;
-          return { type: 'reorged' };
-        }
-        c.reorgAt ??= at;
-        soon = true;
-      } else {
-        c.reorgAt = null;
-        c.confirmations = r.confirmations;
-        if (r.confirmations >= c.payment.requiredConfirmations) return { type: 'finality_reached' };
-      }
-      const signalled = await waitHint(soon ? short : fallbackMs);
-      // After a signal the chain is close: read again soon, backing off, until it says so.
-      soon = signalled || c.reorgAt !== null;
-      short = signalled ? recheckMs : Math.min(short * 2, fallbackMs);
-    }
-  }
+  const waits = { waitHint, beginReading: () => hints.beginReading(), fallbackMs, recheckMs };
 
   async function perform(e: Effect): Promise<LifecycleEvent | undefined> {
     switch (e.type) {
@@ -232,7 +123,9 @@ export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflo
         }
         return undefined;
       case 'await_finality':
-        return awaitFinality();
+        return awaitFinality(c, waits, () => {
+          reorged = true;
+        });
       case 'cancel_pending_delivery':
         await pendingRun?.cancel();
         pendingRun = undefined;
@@ -245,7 +138,7 @@ export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflo
         await local.markFailed(uuid, e.reason);
         return undefined;
       case 'forward':
-        return forwardStage(c, { waitHint, beginReading, fallbackMs, recheckMs, retryCapMs });
+        return forwardStage(c, { ...waits, retryCapMs });
       case 'await_forward_retry': {
         // Until the next try (carried across runs); a chain hint for this payment tries at once.
         const until = c.forward.waiting ? Date.parse(c.forward.waiting.nextTry) : new Date().getTime();
@@ -261,7 +154,7 @@ export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflo
           overBudget,
           maybeContinue,
           beforeWait: () => {
-            dropFallback();
+            hints.dropFallback();
             showStage();
           },
           resendWindow: opts.resendWindow ?? '30 days',
