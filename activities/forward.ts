@@ -1,38 +1,9 @@
-import { ApplicationFailure } from '@temporalio/activity';
-import { BroadcastRejectedError, NodeUnavailableError, type ForwardPlan } from '../src/chains/adapter';
-import { loadPayment } from '../src/db/queries/payments';
-import { ForwardCollisionError, discardForwardIf, nativeReserved, nonceFloor, restoreForwardPlan, rivalForwards, storeForwardOnce } from '../src/db/queries/forwards';
-import { NETWORKS, type Priority } from '../src/domain/assets';
-import { percentOf } from '../src/domain/money';
-import { logger } from '../src/observability/logger';
-import { scrubText } from '../src/observability/redact';
-import { forwards } from '../src/observability/metrics';
-import type { DepositDeps, ForwardFate } from './deposit-types';
+import { discardForwardIf } from '../src/db/queries/forwards';
+import type { DepositDeps } from './deposit-types';
+import { forwardFate } from './forward-fate';
+import { sendForward, type Broadcast, type LoadedPayment } from './forward-send';
 export type { ForwardFate } from './deposit-types';
-import { asset, permanent, planFromJson, planToJson, toDeposit } from './forward-support';
-import { priceOfNativeInAsset } from './fee-inputs';
-
-/** A forward sent: its txid, the node's refusal (a reading, not a verdict), and whether this call signed it. */
-export interface Broadcast {
-  txidOut: string;
-  refused?: string;
-  /** Signed, stored and accepted by the node in this very call (not a stored forward sent again). */
-  signedNow?: boolean;
-  /**
-   * With `watch`, when signed now on a network whose head feed is live: this process's clock (ms) from
-   * which the watcher's hint for this forward is no longer held back (forward_watch_until has passed).
-   */
-  watchUntil?: number;
-  /**
-   * With `watch`, when this process has head feeds: how many heads of the network it had been told of just
-   * before the forward's own transaction was sent (BroadcastOptions.beforeSend; else before the broadcast
-   * began). Only a later head can hold these bytes (a stored forward sent again is not watched).
-   */
-  headsBefore?: number;
-}
-
-/** A payment and its configuration as loadPayment read them. */
-export type LoadedPayment = Awaited<ReturnType<typeof loadPayment>>;
+export type { Broadcast, LoadedPayment } from './forward-send';
 
 export interface ForwardOptions {
   /** The caller watches for the inclusion of a forward signed now, for deps.heads' window (forward_watch_until). */
@@ -41,153 +12,21 @@ export interface ForwardOptions {
 
 /** The forward stage of the deposit lifecycle (DESIGN 4): sign once, store, broadcast, and read its fate. */
 export function createForwardActivities(deps: DepositDeps) {
-  const { db } = deps;
   return {
-    /** Signs and broadcasts the forward (send, below). Idempotent: a stored forward is re-sent, never signed twice. */
+    /** Signs and broadcasts the forward (forward-send.ts). Idempotent: a stored forward is re-sent, never signed twice. */
     async forward(uuid: string, opts: ForwardOptions = {}, loaded?: LoadedPayment): Promise<Broadcast> {
-      return send(uuid, loaded, opts.watch === true);
+      return sendForward(deps, uuid, loaded, opts.watch === true);
     },
 
-    forwardFate,
+    /** One reading of the stored forward's fate (forward-fate.ts). */
+    forwardFate: (uuid: string) => forwardFate(deps, uuid),
 
     /**
      * Forgets a stored forward that the chain says can never land (and moved nothing), so the next
      * forward() signs anew. Only the named txid is cleared: a plan stored meanwhile is kept.
      */
     async discardForward(uuid: string, txidOut: string): Promise<boolean> {
-      return discardForwardIf(db, uuid, txidOut);
+      return discardForwardIf(deps.db, uuid, txidOut);
     },
   };
-
-  /**
-   * Signs the forward once and stores the bytes, then broadcasts the stored bytes. Forwards from one
-   * address_in are serialised across processes (an advisory lock on the source), so each one is
-   * prepared against the nonces and the stored forwards of those before it; forwards from different
-   * addresses run side by side, and a shared sponsor (the EVM gas tank) is locked only while its
-   * nonce is taken. A broadcast the node refuses is a reading, not a verdict: the workflow re-sends
-   * the same bytes and lets the chain decide (forwardFate).
-   */
-  async function send(uuid: string, loaded?: LoadedPayment, watch = false): Promise<Broadcast> {
-    // What names the lock (network, address_in) never changes: a caller's earlier read serves; the lock's holder reads afresh.
-    const { payment, config } = loaded ?? (await loadPayment(db, uuid));
-    const adapter = await deps.adapter(payment.network);
-    const a = asset(payment.ticker);
-    // The caller (the forward activity) heartbeats while this waits for the lock or a top-up.
-    return deps.withLock(`forward:${payment.network}:${config.addressIn}`, async () => {
-      const fresh = await loadPayment(db, uuid);
-      let plan: ForwardPlan;
-      let signedNow = false;
-      let watchUntil: number | undefined;
-      if (fresh.payment.forwardRaw) {
-        plan = planFromJson(fresh.payment.forwardRaw);
-      } else {
-        // The fee percent was chosen once, when the deposit was judged (activities/observed.ts), and stored.
-        const feePercent = fresh.payment.feePercent;
-        // Independent readings, side by side: the network's cost, the source's reserved nonces.
-        const [estimate, floor, reserved] = await Promise.all([
-          adapter.estimateForwardCost(payment.ticker, config.priority as Priority),
-          nonceFloor(db, payment.network, config.addressIn),
-          a.type === 'token' ? nativeReserved(db, payment.network, config.addressIn, NETWORKS[a.network].nativeTicker) : undefined,
-        ]);
-        const value = BigInt(payment.valueBase);
-        // The adapter withholds the sponsor cost its plan actually has, converted at this price.
-        let sponsorPrice: string | undefined;
-        if (estimate.sponsorCost > 0n) {
-          sponsorPrice = await priceOfNativeInAsset(deps.prices, a);
-          if (sponsorPrice === undefined) throw new Error('no price to recover the network cost yet; will retry');
-        }
-        try {
-          plan = await adapter.prepareForward({
-            deposit: toDeposit(payment, config),
-            derivationIndex: config.derivationIndex,
-            addressOut: config.addressOut,
-            priority: config.priority as Priority,
-            commission: percentOf(value, feePercent),
-            sponsorPrice,
-            nativeReserved: reserved,
-            treasuryAddress: deps.treasuryAddress(payment.network),
-            nonceFloor: floor,
-          });
-        } catch (e) {
-          permanent(e);
-        }
-        // Stored (committed) before any broadcast: a retry re-sends these bytes, never new ones.
-        let stored: boolean;
-        const watchMs = watch ? (deps.heads?.watchMs(payment.network) ?? 0) : 0;
-        try {
-          stored = await storeForwardOnce(
-            db,
-            uuid,
-            planToJson(plan),
-            plan.txidOut,
-            { network: payment.network, source: config.addressIn, nonce: plan.nonce },
-            watchMs,
-          );
-          // The database set forward_watch_until from its clock before this returned: this clock's
-          // now + watchMs is not earlier (a little margin for the rounding of timestamps).
-          if (stored && watchMs > 0) watchUntil = Date.now() + watchMs + 5;
-        } catch (e) {
-          if (e instanceof ForwardCollisionError) throw ApplicationFailure.nonRetryable(e.message, 'ForwardCollision');
-          throw e;
-        }
-        if (!stored) plan = planFromJson((await loadPayment(db, uuid)).payment.forwardRaw!);
-        signedNow = stored;
-      }
-      const txidOut = plan.txidOut;
-      // Heads that came while the forward waited for its lock, was signed or waited for its top-up cannot hold it: not counted.
-      const heads = watchUntil !== undefined ? deps.heads : undefined;
-      let headsBefore = heads?.seen(payment.network);
-      const mark = heads ? { beforeSend: () => void (headsBefore = heads.seen(payment.network)) } : {};
-      const watched = () => (headsBefore !== undefined ? { watchUntil, headsBefore } : {});
-      try {
-        await adapter.broadcast(plan, { onPlanChange: (next) => restoreForwardPlan(db, uuid, txidOut, planToJson(next)), ...mark });
-      } catch (e) {
-        if (!(e instanceof BroadcastRejectedError)) throw e;
-        forwards.inc({ ticker: payment.ticker, outcome: 'refused' });
-        return { txidOut, refused: scrubText(e.message), ...watched() };
-      }
-      forwards.inc({ ticker: payment.ticker, outcome: 'broadcast' });
-      return signedNow ? { txidOut, signedNow, ...watched() } : { txidOut };
-    });
-  }
-
-  /**
-   * The stored forward's fate from one reading of the chain: confirmed, failed for good, replaceable
-   * (evidence the workflow confirms on a later block before acting), or pending — and when the node
-   * does not hold the bytes, they are sent again (the same bytes; a dropped forward revives).
-   */
-  async function forwardFate(uuid: string): Promise<ForwardFate> {
-    const { payment, config } = await loadPayment(db, uuid);
-    if (!payment.forwardRaw) throw ApplicationFailure.nonRetryable('no stored forward');
-    const adapter = await deps.adapter(payment.network);
-    const plan = planFromJson(payment.forwardRaw);
-    const txidOut = plan.txidOut;
-    // Read only when the reading gets that far: a mined or known forward (the usual reading) needs no rivals.
-    const nonce = plan.nonce;
-    const rivals = nonce === undefined ? [] : () => rivalForwards(db, payment.network, config.addressIn, nonce, txidOut);
-    const s = await adapter.forwardStatus(plan, { rivals });
-    switch (s.status) {
-      case 'confirmed':
-        forwards.inc({ ticker: payment.ticker, outcome: 'confirmed' });
-        return { status: 'confirmed', txidOut };
-      case 'failed':
-        return { status: 'failed', txidOut, reason: s.reason };
-      case 'replaceable':
-        return { status: 'replaceable', txidOut, reason: s.reason, observedAt: s.observedAt.toString() };
-      case 'pending':
-        if (s.note) logger.warn({ payment: uuid, txidOut, nonce: plan.nonce, note: s.note }, 'forward waiting');
-        if (s.known !== false) return { status: 'pending', txidOut, ...(s.note ? { note: s.note } : {}) };
-    }
-    try {
-      await adapter.broadcast(plan, { waitForSponsor: false, onPlanChange: (next) => restoreForwardPlan(db, uuid, txidOut, planToJson(next)) });
-      forwards.inc({ ticker: payment.ticker, outcome: 'rebroadcast' });
-      return { status: 'pending', txidOut, ...(s.note ? { note: s.note } : {}) };
-    } catch (e) {
-      if (!(e instanceof BroadcastRejectedError || e instanceof NodeUnavailableError)) throw e;
-      const note = `${s.note ? `${s.note}; ` : ''}re-broadcast refused: ${scrubText(e.message)}`;
-      // The wait goes on; the operator sees why (the workflow keeps re-sending at its backoff).
-      logger.warn({ payment: uuid, txidOut, nonce: plan.nonce, note }, 'forward not held by the node; re-sending');
-      return { status: 'pending', txidOut, note };
-    }
-  }
 }

@@ -36,7 +36,7 @@ export interface ForwardWaits {
   retryCapMs: number;
 }
 
-/** ApplicationFailure type of activities/forward.ts for a txid that belongs to another payment (a bug guard): final. */
+/** ApplicationFailure type of activities/forward-send.ts for a txid that belongs to another payment (a bug guard): final. */
 const FORWARD_COLLISION = 'ForwardCollision';
 
 /**

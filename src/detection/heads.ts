@@ -108,7 +108,7 @@ export function openHeadFeed(network: string, wsUrl: string, onHead: () => void,
 /**
  * The worker's head feeds, as seen by its activities: the forward activity watches for the inclusion of
  * what it has just broadcast at each new head of its network, for a short window, instead of ending and
- * leaving the watcher to signal the workflow (activities/deposit.ts). No live feed, no window.
+ * leaving the watcher to signal the workflow (activities/forward-watch.ts). No live feed, no window.
  */
 export interface HeadWatch {
   /** How long a forward just broadcast on `network` is watched for by its activity; 0 while its feed is not live. */

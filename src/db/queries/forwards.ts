@@ -144,7 +144,7 @@ export async function rivalForwards(db: Db, network: string, source: string, non
 }
 
 /**
- * Clears a stored forward only if it is still the one named (see activities/deposit.ts), and marks its
+ * Clears a stored forward only if it is still the one named (see activities/forward.ts), and marks its
  * txid discarded in forward_txs; the txid stays recorded as this payment's, never anyone else's.
  */
 export async function discardForwardIf(db: Db, uuid: string, txidOut: string): Promise<boolean> {
