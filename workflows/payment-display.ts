@@ -2,13 +2,12 @@
 // forward waits, the reason in the workflow's current details (no history event).
 import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import type { LifecycleState } from '../src/domain/lifecycle';
 import { SA_CALLBACK_HOST, SA_PAYMENT_UUID, SA_STAGE, SA_TICKER, SA_TXID_IN } from '../src/domain/search-attributes';
 import type { Carry } from './payment-carry';
 
 /** The stage the UI shows: `waiting` while a transient condition holds the forward back (GatewayStage = "waiting" lists them). */
-function visibleStage(c: Carry, s: LifecycleState): string {
-  return s === 'observed' ? 'pending' : s === 'processing' && c.forward.waiting ? 'waiting' : s;
+function visibleStage(c: Carry): string {
+  return c.state === 'observed' ? 'pending' : c.state === 'processing' && c.forward.waiting ? 'waiting' : c.state;
 }
 
 /**
@@ -38,7 +37,7 @@ export function stageDisplay(c: Carry, searchAttributes = true): () => void {
   let stageShown: string | undefined;
   return () => {
     showDetails();
-    const stage = visibleStage(c, c.state);
+    const stage = visibleStage(c);
     if (stage === stageShown) return;
     attributes(stageShown === undefined ? [...identity, { key: SA_STAGE, value: stage }] : [{ key: SA_STAGE, value: stage }]);
     stageShown = stage;

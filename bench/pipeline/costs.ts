@@ -3,6 +3,7 @@ import type { Bed } from './bed';
 import type { PgCounts } from './counting-proxies';
 import { CPU_PARTS, startCpuSampler, type CpuPart, type CpuSampler } from './cpu-parts';
 import type { DepositTimes, PaidDeposit } from './measure';
+import { alignedTable } from './report';
 
 /**
  * bench/pipeline.ts --costs: what one happy-path deposit of each family costs. The families are paid one
@@ -137,14 +138,11 @@ export function costTable(costs: FamilyCost[], idles: Window[]): string {
     c.ticker, String(c.deposits), f1(c.windowS), f1(c.cpuMs.workers), f1(c.cpuMs.api), f1(c.cpuMs['pg-gateway']), f1(c.statements), f1(c.roundTrips), f1(c.rpcCalls),
     f1(c.actions.total), f1(c.workflowTasks), f1(c.events), f1(c.cpuMs.temporal), f1(c.cpuMs['pg-temporal']),
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
-  const fmt = (cols: string[]) => cols.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   const rate = (x: number) => ((x * 1000) / Math.max(idle.ms, 1)).toFixed(1);
   const actionLines = costs.map((c) => `  ${c.ticker}: ${ACTION_KINDS.filter((k) => c.actions[k] > 0).map((k) => `${k} ${f1(c.actions[k])}`).join(', ')}`);
   const rpcLines = costs.map((c) => `  ${c.ticker} (${NETWORK_OF[c.ticker]}): ${Object.entries(c.rpcByMethod).sort((a, b) => b[1] - a[1]).map(([m, n]) => `${m} ${n}`).join(', ')}`);
   return [
-    fmt(head),
-    ...lines.map(fmt),
+    alignedTable(head, lines),
     `idle windows ${f1(idle.ms / 1000)} s in all, per second: workers ${rate(idle.cpu.workers)} core-ms, api ${rate(idle.cpu.api)}, pg gateway ${rate(idle.cpu['pg-gateway'])}, ` +
       `${rate(idle.pg.statements)} statements, ${rate(allRpcCalls(idle))} RPC calls, Temporal server ${rate(idle.cpu.temporal)} core-ms, pg Temporal ${rate(idle.cpu['pg-temporal'])} core-ms`,
     'Temporal actions per deposit by kind:',

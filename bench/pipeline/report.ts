@@ -44,6 +44,13 @@ export interface AssetSummary {
   results: Record<string, number>;
 }
 
+/** Rows under a header, each column as wide as its widest cell: the first left-aligned, the others right. */
+export function alignedTable(head: string[], rows: string[][]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const fmt = (cols: string[]) => cols.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  return [fmt(head), ...rows.map(fmt)].join('\n');
+}
+
 export function stats(xs: number[]): Stats | null {
   if (xs.length === 0) return null;
   const s = [...xs].sort((a, b) => a - b);
@@ -104,9 +111,7 @@ export function table(summaries: AssetSummary[]): string {
     `${s.taskTimeouts.deposits} (${s.taskTimeouts.sticky}/${s.taskTimeouts.started})`,
     s.longestTaskS ? `${f(s.longestTaskS.p95)}/${f(s.longestTaskS.max)}` : '-',
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
-  const fmt = (cols: string[]) => cols.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  return [fmt(head), ...lines.map(fmt)].join('\n');
+  return alignedTable(head, lines);
 }
 
 /**
@@ -144,7 +149,5 @@ export function phases(tickers: string[], rows: DepositTimes[]): { table: string
   const cell = (s: Stats | null, name: string) => (s ? `${f(s.p50)}/${f(s.p95)}${name.startsWith('hint') ? ` (${s.n})` : ''}` : '-');
   const head = ['step (s, p50/p95; hints: (n) got one)', ...tickers];
   const lines = PHASES.map(([name]) => [name, ...tickers.map((t) => cell(data[t][name], name))]);
-  const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
-  const fmt = (cols: string[]) => cols.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  return { table: [fmt(head), ...lines.map(fmt)].join('\n'), data };
+  return { table: alignedTable(head, lines), data };
 }

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { stats, type Stats } from './report';
+import { alignedTable, stats, type Stats } from './report';
 
 /**
  * --steps: the workers run at LOG_LEVEL=debug and log each step's timing (src/temporal/step-timings.ts);
@@ -41,7 +41,7 @@ export function readStepLines(logDir: string): StepLine[] {
   return out;
 }
 
-/** The steps of the deposits whose workflow ID names one of `txids` (deposit:{network}:{txid}:{index}), by ticker. */
+/** The steps of the deposits whose workflow ID (deposit:{network}:{txid}:{index}) names a txid of `tickerOfTxid`, by its ticker. */
 export function stepTable(tickers: string[], tickerOfTxid: Map<string, string>, lines: StepLine[]): { table: string; data: Record<string, Record<string, StepStats>> } {
   const byWorkflow = new Map<string, StepLine[]>();
   for (const l of lines) {
@@ -82,7 +82,5 @@ export function stepTable(tickers: string[], tickerOfTxid: Map<string, string>, 
   const f = (s: Stats | null) => (s ? `${s.p50.toFixed(2)}/${s.p95.toFixed(2)}` : '-');
   const head = ['step (s, p50/p95: wait / run / since the previous step ended)', ...tickers];
   const rows = order.map((name) => [name, ...tickers.map((t) => (data[t][name] ? `${f(data[t][name].wait)} ${f(data[t][name].run)} ${f(data[t][name].sincePrevious)}` : '-'))]);
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const fmt = (cols: string[]) => cols.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  return { table: [fmt(head), ...rows.map(fmt)].join('\n'), data };
+  return { table: alignedTable(head, rows), data };
 }
