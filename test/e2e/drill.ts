@@ -66,6 +66,8 @@ export interface DrillSpecials {
   minimumDeposits: number;
   minimumDone: number;
   minimums: Record<string, string>;
+  /** The tickers whose minimum deposit did not end done, with the results the merchant's logs show for it. */
+  minimumNotDone: string[];
   /** Sends of a Solana forward answered as relayed and never passed on (re-sends included), its distinct signatures, and how many of those are on chain (must be 0: a re-signed forward paid instead). */
   swallowedSends: number;
   swallowedSignatures: string[];
@@ -231,6 +233,23 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
       configs.push(contractConfig);
     }
     stage(`${configs.length} configurations created`);
+    // The published minimums move with live fees (every worker's start refreshes them): each change is told.
+    let watchingMinimums = true;
+    const minimumWatch = (async () => {
+      let last = JSON.stringify(Object.fromEntries(tickers.map((t) => [t, formatUnits(minimums[t], ASSETS[t].decimals)])));
+      while (watchingMinimums) {
+        await new Promise((r) => setTimeout(r, 1000));
+        const catalog = (await getJson(`${base}/cryptocurrencies`).catch(() => ({ body: undefined }))).body as Record<string, { minimum?: string | null }> | undefined;
+        if (!catalog) continue;
+        const now = JSON.stringify(Object.fromEntries(tickers.map((t) => [t, catalog[t]?.minimum ?? null])));
+        if (now !== last) stage(`published minimums now ${now}`);
+        last = now;
+      }
+    })();
+    stops.push(async () => {
+      watchingMinimums = false;
+      await minimumWatch;
+    });
     // The first forward out of a SOL address_in is swallowed until its blockhash expires (the gateway must
     // sign it again); Litecoin's node refuses every broadcast on relay policy for a while.
     const swallowTarget = configs.find((c) => c.ticker === 'sol' && !minimumConfigs.includes(c));
@@ -342,6 +361,9 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
       minimumDeposits: minimumConfigs.reduce((n, c) => n + c.deposits.length, 0),
       minimumDone: minimumConfigs.reduce((n, c) => n + (logs.get(c.callbackUrl) ?? []).filter((r) => r.coin === c.ticker && r.result === 'done').length, 0),
       minimums: Object.fromEntries(tickers.map((t) => [t, formatUnits(minimums[t], ASSETS[t].decimals)])),
+      minimumNotDone: minimumConfigs
+        .filter((c) => (logs.get(c.callbackUrl) ?? []).filter((r) => r.coin === c.ticker && r.result === 'done').length < c.deposits.length)
+        .map((c) => `${c.ticker} ${formatUnits(minimums[c.ticker], ASSETS[c.ticker].decimals)}: ${(logs.get(c.callbackUrl) ?? []).map((r) => r.result).join(', ') || 'no payment'}`),
       swallowedSends: solStats.swallowed,
       swallowedSignatures: solStats.swallowedSignatures,
       swallowedLanded: await chains.solLanded(solStats.swallowedSignatures).catch(() => -1),
