@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import type { ChainAdapter } from '../src/chains/adapter';
 import { tokenContract, type ChainRuntimeConfig } from '../src/chains/config';
 import type { Db } from '../src/db/client';
-import { minimumStates, recordComputed, recordUnavailable, setPinned } from '../src/db/queries/minimums';
+import { depositMinimumState, recordComputed, recordUnavailable, setPinned } from '../src/db/queries/minimums';
 import type { ConfigRow } from '../src/db/queries/payments';
 import { assets } from '../src/db/schema';
 import { ASSETS, NETWORKS, findAsset, type Asset } from '../src/domain/assets';
@@ -27,6 +27,11 @@ export interface MinimumDeps {
   maxCostPercent: string;
   /** The fee tiers and domain overrides: the minimum holds under every percentage the gateway can apply. */
   feePolicy: FeePolicy;
+  /**
+   * MINIMUM_REFRESH_MS: how long a stated figure a higher one replaced stays honoured for deposits (a
+   * customer may have read it just before the change).
+   */
+  refreshMs: number;
   /** Bound on one asset's estimate, so one node that hangs never holds up the other assets. */
   estimateTimeoutMs?: number;
 }
@@ -130,7 +135,7 @@ export function createMinimumActivities(deps: MinimumDeps) {
         try {
           const { cost, payoutFloor } = await forwardCostAskingAgain(a);
           const value = publishedMinimum({ networkFee: cost, payoutFloor, feePercents: feePercents(a), maxCostPercent: deps.maxCostPercent, floor: minimumFloor(a) });
-          await recordComputed(deps.db, a.ticker, value);
+          await recordComputed(deps.db, a.ticker, value, deps.refreshMs);
           report.computed[a.ticker] = formatUnits(value, a.decimals);
         } catch (e) {
           if (!(e instanceof Unavailable)) throw e;
@@ -157,7 +162,7 @@ export function createMinimumActivities(deps: MinimumDeps) {
       const a = findAsset(input.ticker);
       if (!a) throw ApplicationFailure.nonRetryable(`unknown ticker ${input.ticker.slice(0, 64)}`, 'InvalidPin');
       if (input.value === null) {
-        await setPinned(deps.db, a.ticker, null);
+        await setPinned(deps.db, a.ticker, null, deps.refreshMs);
         return { ticker: a.ticker, pinned: null };
       }
       let value: bigint;
@@ -169,7 +174,7 @@ export function createMinimumActivities(deps: MinimumDeps) {
       if (value < minimumFloor(a)) {
         throw ApplicationFailure.nonRetryable(`${a.ticker} minimum may not be below the registry floor ${formatUnits(minimumFloor(a), a.decimals)}`, 'InvalidPin');
       }
-      await setPinned(deps.db, a.ticker, value);
+      await setPinned(deps.db, a.ticker, value, deps.refreshMs);
       return { ticker: a.ticker, pinned: formatUnits(value, a.decimals) };
     },
   };
@@ -179,6 +184,5 @@ export type MinimumActivities = ReturnType<typeof createMinimumActivities>;
 
 /** The minimum an observed deposit is held to now (depositMinimum), from the stored asset_minimums row. */
 export async function minimumFor(db: Db, _config: ConfigRow, a: Asset): Promise<bigint | undefined> {
-  const states = await minimumStates(db, a.ticker);
-  return depositMinimum(states.get(a.ticker), a);
+  return depositMinimum(await depositMinimumState(db, a.ticker), a);
 }

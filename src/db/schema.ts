@@ -253,6 +253,22 @@ export const assetMinimums = pgTable('asset_minimums', {
 });
 
 /**
+ * Minimums a customer may still have read: a stated figure (pin, else computed) that a higher one replaced
+ * stays honoured for one refresh interval (`honoured_until`), so a deposit of what the catalog showed a moment
+ * before is not refused because a refresh raised it meanwhile (src/domain/minimum.ts depositMinimum). Rows
+ * past their time are deleted by the next write.
+ */
+export const supersededMinimums = pgTable(
+  'superseded_minimums',
+  {
+    ticker: text('ticker').notNull(),
+    valueBase: baseUnits('value_base').notNull(),
+    honouredUntil: timestamp('honoured_until', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('superseded_minimums_ticker_until_idx').on(t.ticker, t.honouredUntil)],
+);
+
+/**
  * The operator's sweeps (`npm run admin -- sweep --execute`): what is left at a deposit address of an account
  * chain (commissions, failed and below-minimum deposits, other assets) moved to the treasury or to the
  * configuration's address_out. Like a forward (DESIGN 4), a sweep is signed once and stored here before it is

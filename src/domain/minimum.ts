@@ -69,6 +69,11 @@ export interface MinimumState {
   unavailable: string | null;
   /** Operator's pinned minimum: shown as is, never stale. */
   pinned: bigint | null;
+  /**
+   * The lowest stated figure a higher one replaced within the last refresh interval (a customer may have
+   * read it just before); read only where deposits are evaluated.
+   */
+  honoured?: bigint | null;
 }
 
 export interface MinimumView {
@@ -97,11 +102,16 @@ export function minimumFloor(asset: Asset): bigint {
 /**
  * The minimum an observed deposit is held to (SPEC 8: each observed payment is evaluated against the
  * current economics): the figure GET /api/{ticker}/info states when the deposit is evaluated, i.e. the
- * operator's pin, else the last figure of the `minimum-refresh` schedule, else the registry floor. The
+ * operator's pin, else the last figure of the `minimum-refresh` schedule, else the registry floor; or a
+ * lower figure stated before it that is still honoured (replaced within the last refresh interval), so a
+ * customer who paid what the catalog showed a moment ago is not refused because a refresh raised it. The
  * configuration's creation-time snapshot (minimum_transaction_coin) is informational and not applied.
  */
 export function depositMinimum(state: MinimumState | undefined, asset: Asset): bigint {
-  return statedMinimum(state, minimumFloor(asset));
+  const floor = minimumFloor(asset);
+  const stated = statedMinimum(state, floor);
+  const honoured = state?.honoured;
+  return honoured != null && honoured < stated ? atLeast(honoured, floor) : stated;
 }
 
 /** The minimum the API shows, from the stored state and the refresh interval. */

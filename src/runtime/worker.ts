@@ -146,6 +146,7 @@ export async function startWorkerRuntime(
       prices: services.prices,
       maxCostPercent: cfg.minimumMaxCostPercent,
       feePolicy: services.feePolicy,
+      refreshMs: cfg.minimumRefreshMs,
     },
   });
   const { worker, connection: workerConnection } = await createWorker({

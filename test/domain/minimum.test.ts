@@ -128,7 +128,7 @@ describe('configuration', () => {
   });
 });
 
-describe('depositMinimum: what an observed deposit is held to (SPEC 8: the current economics)', () => {
+describe('depositMinimum: what an observed deposit is held to (SPEC 8: the current economics, or a lower figure still honoured)', () => {
   const state = (s: Partial<MinimumState>): MinimumState => ({ value: null, ageMs: null, unavailable: null, pinned: null, ...s });
   const btcFloor = parseUnits(ASSETS.btc.minimumFloor, 8);
 
@@ -140,6 +140,11 @@ describe('depositMinimum: what an observed deposit is held to (SPEC 8: the curre
     ['never below the floor', 'btc', state({ value: 1n, ageMs: 10 }), btcFloor],
     ['the pin beats the figure', 'btc', state({ value: btcFloor * 3n, ageMs: 10, pinned: btcFloor * 5n }), btcFloor * 5n],
     ['a token: its own floor and decimals', 'erc20_usdt', undefined, parseUnits(ASSETS.erc20_usdt.minimumFloor, 6)],
+    ['a lower figure still honoured: the customer read it a moment ago', 'btc', state({ value: btcFloor * 3n, ageMs: 10, honoured: btcFloor * 2n }), btcFloor * 2n],
+    ['a lower honoured figure under a pin', 'btc', state({ value: btcFloor * 3n, pinned: btcFloor * 5n, honoured: btcFloor * 3n }), btcFloor * 3n],
+    ['an honoured figure above the current one changes nothing', 'btc', state({ value: btcFloor * 3n, ageMs: 10, honoured: btcFloor * 4n }), btcFloor * 3n],
+    ['an honoured figure never goes below the floor', 'btc', state({ value: btcFloor * 3n, ageMs: 10, honoured: 1n }), btcFloor],
+    ['no honoured figure (null)', 'btc', state({ value: btcFloor * 3n, ageMs: 10, honoured: null }), btcFloor * 3n],
   ])('%s', (_name, ticker, s, expected) => {
     expect(depositMinimum(s, ASSETS[ticker])).toBe(expected);
     expect(minimumFloor(ASSETS[ticker])).toBe(parseUnits(ASSETS[ticker].minimumFloor, ASSETS[ticker].decimals));

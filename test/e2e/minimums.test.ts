@@ -11,7 +11,9 @@ import { minimumForCost, publishedMinimum } from '../../src/domain/minimum';
 import { STANDARD_TIERS } from '../../src/domain/standard-tiers';
 import { formatUnits, parseUnits } from '../../src/domain/money';
 import { ensureMinimumSchedule, MINIMUM_SCHEDULE_ID } from '../../src/temporal/minimum-schedule';
-import type { RefreshReport } from '../../activities/minimums';
+import { minimumFor, type RefreshReport } from '../../activities/minimums';
+import type { ConfigRow } from '../../src/db/queries/payments';
+import { ASSETS } from '../../src/domain/assets';
 import { waitFor, withEnv } from '../helpers/process';
 import { balanceOf, catalogOf, createConfig, infoMinimumOf, logsOf, startGateway, SwitchablePrices, waitForCallback, type Gateway } from './harness';
 
@@ -220,6 +222,8 @@ describe('deposits are held to the refreshed minimum', () => {
     const smallCb = `${gw.merchantUrl}/min?order=small`;
     const small = await createConfig(gw, 'eth', { callback_url: smallCb, address_out: Wallet.createRandom().address, pending: 1, post: 1, json: 1, confirmations: 2 });
     expect(parseUnits(small.minimum_transaction_coin, 18)).toBeGreaterThan(parseUnits('1', 18));
+    // The floor the raise replaced stays honoured for one refresh interval (a customer may have just read it).
+    await waitFor(async () => ((await minimumFor(gw.database.db, {} as ConfigRow, ASSETS.eth)) ?? 0n) > parseUnits(below, 18), 30_000, 'the replaced floor no longer honoured');
     const smallTx = await devnetPay(gw.devnets.state, 'eth', small.address_in, below);
     await waitFor(async () => (await logsOf(gw, 'eth', smallCb)).body.callbacks?.[0]?.result === 'failed', 60_000, 'below-minimum deposit failed');
     const [failed] = await rows<{ reason: string }>(sql`SELECT reason FROM payments WHERE txid_in = ${smallTx}`);

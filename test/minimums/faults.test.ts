@@ -90,6 +90,7 @@ function minimumWorker(taskQueue: string, estimateTimeoutMs: number, on: { chain
         prices: new FixedPriceSource(DEVNET_PRICES),
         maxCostPercent: '5.00',
         feePolicy: { domainOverrides: {}, tiers: [...STANDARD_TIERS] },
+        refreshMs: 300_000,
         estimateTimeoutMs,
       },
     }),

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client';
 import { preparedStatement, rowsOf } from '../prepared';
 import { assetMinimums } from '../schema';
@@ -33,15 +33,35 @@ export async function minimumStates(db: Db, ticker?: string): Promise<Map<string
   return new Map(rowsOf<StateRow>(result).map((r) => [r.ticker, toState(r)]));
 }
 
-/** A refresh computed `value`: the current figure from now on. */
-export async function recordComputed(db: Db, ticker: string, value: bigint): Promise<void> {
-  await db
-    .insert(assetMinimums)
-    .values({ ticker, valueBase: value.toString(), computedAt: sql`now()`, attemptedAt: sql`now()`, unavailableReason: null })
-    .onConflictDoUpdate({
-      target: assetMinimums.ticker,
-      set: { valueBase: value.toString(), computedAt: sql`now()`, attemptedAt: sql`now()`, unavailableReason: null },
-    });
+/**
+ * Writes one asset's row by `upsert` (an INSERT … ON CONFLICT that returns the row's stated figure, the pin
+ * else the computed value) and, when that raised the stated figure, keeps the one it replaced honoured for
+ * `honourMs` (supersededMinimums). One statement: the old figure is read under the row's lock.
+ */
+async function writeStated(db: Db, ticker: string, honourMs: number, upsert: SQL): Promise<void> {
+  await db.execute(sql`
+    WITH old AS (
+      SELECT coalesce(pinned_base, value_base) AS stated FROM asset_minimums WHERE ticker = ${ticker} FOR UPDATE
+    ), up AS (
+      ${upsert} RETURNING coalesce(pinned_base, value_base) AS stated
+    ), expired AS (
+      DELETE FROM superseded_minimums WHERE honoured_until <= now()
+    )
+    INSERT INTO superseded_minimums (ticker, value_base, honoured_until)
+    SELECT ${ticker}, old.stated, now() + ${honourMs}::double precision * interval '1 millisecond' FROM old, up
+    WHERE old.stated < up.stated`);
+}
+
+/**
+ * A refresh computed `value`: the current figure from now on. A lower figure it replaces stays honoured
+ * for `honourMs` (one refresh interval).
+ */
+export async function recordComputed(db: Db, ticker: string, value: bigint, honourMs: number): Promise<void> {
+  const v = value.toString();
+  await writeStated(db, ticker, honourMs, sql`
+      INSERT INTO asset_minimums (ticker, value_base, computed_at, attempted_at, unavailable_reason)
+      VALUES (${ticker}, ${v}, now(), now(), NULL)
+      ON CONFLICT (ticker) DO UPDATE SET value_base = ${v}, computed_at = now(), attempted_at = now(), unavailable_reason = NULL`);
 }
 
 /** A refresh could not compute a figure: the last one is kept (info may state it) but is no longer current. */
@@ -53,12 +73,33 @@ export async function recordUnavailable(db: Db, ticker: string, reason: string):
     .onConflictDoUpdate({ target: assetMinimums.ticker, set: { attemptedAt: sql`now()`, unavailableReason: r } });
 }
 
-/** The operator's pin (null clears it); the computed figures are left as they are. */
-export async function setPinned(db: Db, ticker: string, value: bigint | null): Promise<void> {
-  const pinnedBase = value === null ? null : value.toString();
-  const pinnedAt = value === null ? null : sql`now()`;
-  await db
-    .insert(assetMinimums)
-    .values({ ticker, pinnedBase, pinnedAt })
-    .onConflictDoUpdate({ target: assetMinimums.ticker, set: { pinnedBase, pinnedAt } });
+/**
+ * The operator's pin (null clears it); the computed figures are left as they are. A lower figure it
+ * replaces stays honoured for `honourMs`, as a refresh's does.
+ */
+export async function setPinned(db: Db, ticker: string, value: bigint | null, honourMs: number): Promise<void> {
+  const v = value === null ? null : value.toString();
+  await writeStated(db, ticker, honourMs, sql`
+      INSERT INTO asset_minimums (ticker, pinned_base, pinned_at)
+      VALUES (${ticker}, ${v}, ${v === null ? null : sql`now()`})
+      ON CONFLICT (ticker) DO UPDATE SET pinned_base = EXCLUDED.pinned_base, pinned_at = EXCLUDED.pinned_at`);
+}
+
+/**
+ * One asset's state with the lowest superseded figure still honoured: what a deposit is held to
+ * (depositMinimum). Every deposit's evaluation reads it, so it is prepared once per database handle.
+ */
+const depositStateOf = preparedStatement(
+  'gateway_deposit_minimum_state',
+  sql`SELECT m.ticker, m.value_base::text AS value_base, m.unavailable_reason, m.pinned_base::text AS pinned_base,
+             floor(extract(epoch FROM (now() - m.computed_at)) * 1000)::bigint AS age_ms,
+             (SELECT min(s.value_base) FROM superseded_minimums s
+               WHERE s.ticker = m.ticker AND s.honoured_until > now())::text AS honoured_base
+      FROM asset_minimums m WHERE m.ticker = ${sql.placeholder('ticker')}`,
+);
+
+/** The state a deposit of `ticker` is held to; undefined while the asset has no row. */
+export async function depositMinimumState(db: Db, ticker: string): Promise<MinimumState | undefined> {
+  const [row] = rowsOf<StateRow & { honoured_base: string | null }>(await depositStateOf(db, { ticker }));
+  return row && { ...toState(row), honoured: row.honoured_base === null ? null : BigInt(row.honoured_base) };
 }
