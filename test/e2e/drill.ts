@@ -7,7 +7,7 @@ import { startDevnets, type Devnets } from '../../devnet';
 import { HdSeed } from '../../src/chains/keys';
 import { ensureDefaultKey } from '../../src/callbacks/signer';
 import { ASSETS } from '../../src/domain/assets';
-import { formatUnits, parseUnits } from '../../src/domain/money';
+import { formatUnits } from '../../src/domain/money';
 import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../src/domain/search-attributes';
 import { resolveTemporalCli } from '../../src/temporal/binaries';
 import { freePort, startDevServer } from '../../devnet/devserver';
@@ -16,10 +16,11 @@ import { seededRandom } from '../helpers/hostile-rpc-answers';
 import { startPgServer } from '../helpers/pg-server';
 import { startChaos } from './drill-chaos';
 import { drillChains, type Deposit } from './drill-chains';
+import { createDrillConfigs, getJson, readMinimums, shownMinimums, watchMinimums } from './drill-configs';
 import { stuckEvidence, type StuckEvidence } from './drill-evidence';
 import { probeNodes, type NodeOutage } from './drill-health';
 import { createSupervisor, DRILL_PROCESS_ENV, spawnGateway } from './drill-procs';
-import { settleAndJudge, type DrillConfig, type DrillCounts, type VerdictDetail } from './drill-verdict';
+import { settleAndJudge, type DrillCounts, type VerdictDetail } from './drill-verdict';
 
 
 /** The slot time of a full-size drill's surfnet (a drill's config may set its own, as the CI drill does). */
@@ -107,16 +108,6 @@ function amountFor(ticker: string, r: () => number): bigint {
   return base[ticker] + jitter;
 }
 
-async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown> | undefined }> {
-  try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
-    const body = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined;
-    return { status: res.status, body };
-  } catch {
-    return { status: 0, body: undefined };
-  }
-}
-
 export async function runDrill(o: DrillOptions): Promise<DrillReport> {
   const started = Date.now();
   const log = o.log ?? (() => undefined);
@@ -176,80 +167,12 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
 
     const chains = await drillChains(st);
     stops.push(async () => chains.close());
-    const configs: DrillConfig[] = [];
     // Each ticker's published minimum, as a customer reads it; one configuration per ticker pays exactly that.
-    const minimums: Record<string, bigint> = {};
-    await until(async () => {
-      const catalog = (await getJson(`${base}/cryptocurrencies`)).body as Record<string, { minimum?: string | null }> | undefined;
-      for (const t of tickers) {
-        const m = catalog?.[t]?.minimum;
-        if (m) minimums[t] = parseUnits(m, ASSETS[t].decimals);
-      }
-      return tickers.every((t) => minimums[t] !== undefined);
-    }, 180_000, 'every published minimum');
-    stage(`published minimums ${tickers.map((t) => `${t} ${formatUnits(minimums[t], ASSETS[t].decimals)}`).join(', ')}`);
-    for (const ticker of tickers) {
-      for (let i = 0; i < o.configsPerTicker; i++) {
-        const callbackUrl = `${merchantUrl}/drill/${ticker}/${i}?order=${ticker}-${i}`;
-        const addressOut = await chains.payoutAddress(ticker);
-        const confirmations = ASSETS[ticker].network === 'solana' ? {} : { confirmations: ASSETS[ticker].network === 'litecoin' ? 2 : 3 };
-        const res = await fetch(`${base}/${ticker}/create`, {
-          method: 'POST', headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ callback_url: callbackUrl, address_out: addressOut, post: 1, json: 1, pending: i % 2, ...confirmations }),
-        });
-        const body = (await res.json()) as Record<string, string>;
-        if (res.status !== 200) throw new Error(`drill: create ${ticker} → ${res.status} ${JSON.stringify(body)}`);
-        orders.add(callbackUrl, ticker, body);
-        configs.push({ ticker, callbackUrl, addressIn: body.address_in, addressOut, deposits: [] });
-      }
-    }
-    const minimumConfigs: DrillConfig[] = [];
-    for (const ticker of tickers) {
-      const callbackUrl = `${merchantUrl}/drill/${ticker}/minimum?order=${ticker}-minimum`;
-      const addressOut = await chains.payoutAddress(ticker);
-      const res = await fetch(`${base}/${ticker}/create`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ callback_url: callbackUrl, address_out: addressOut, post: 1, json: 1, pending: 1 }),
-      });
-      const body = (await res.json()) as Record<string, string>;
-      if (res.status !== 200) throw new Error(`drill: create ${ticker} (minimum) → ${res.status} ${JSON.stringify(body)}`);
-      orders.add(callbackUrl, ticker, body);
-      minimumConfigs.push({ ticker, callbackUrl, addressIn: body.address_in, addressOut, deposits: [] });
-    }
-    configs.push(...minimumConfigs);
-    // One ETH configuration paid by a contract: the ether reaches address_in by an internal call.
-    let contractConfig: DrillConfig | undefined;
-    if (tickers.includes('eth')) {
-      const callbackUrl = `${merchantUrl}/drill/eth/contract?order=eth-contract`;
-      const addressOut = await chains.payoutAddress('eth');
-      const res = await fetch(`${base}/eth/create`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ callback_url: callbackUrl, address_out: addressOut, post: 1, json: 1, pending: 1 }),
-      });
-      const body = (await res.json()) as Record<string, string>;
-      if (res.status !== 200) throw new Error(`drill: create eth (contract) → ${res.status} ${JSON.stringify(body)}`);
-      orders.add(callbackUrl, 'eth', body);
-      contractConfig = { ticker: 'eth', callbackUrl, addressIn: body.address_in, addressOut, deposits: [] };
-      configs.push(contractConfig);
-    }
+    const minimums = await readMinimums(base, tickers, until);
+    stage(`published minimums ${shownMinimums(tickers, minimums)}`);
+    const { configs, minimumConfigs, contractConfig } = await createDrillConfigs({ base, orders, chains, merchantUrl }, tickers, o.configsPerTicker);
     stage(`${configs.length} configurations created`);
-    // The published minimums move with live fees (every worker's start refreshes them): each change is told.
-    let watchingMinimums = true;
-    const minimumWatch = (async () => {
-      let last = JSON.stringify(Object.fromEntries(tickers.map((t) => [t, formatUnits(minimums[t], ASSETS[t].decimals)])));
-      while (watchingMinimums) {
-        await new Promise((r) => setTimeout(r, 1000));
-        const catalog = (await getJson(`${base}/cryptocurrencies`).catch(() => ({ body: undefined }))).body as Record<string, { minimum?: string | null }> | undefined;
-        if (!catalog) continue;
-        const now = JSON.stringify(Object.fromEntries(tickers.map((t) => [t, catalog[t]?.minimum ?? null])));
-        if (now !== last) stage(`published minimums now ${now}`);
-        last = now;
-      }
-    })();
-    stops.push(async () => {
-      watchingMinimums = false;
-      await minimumWatch;
-    });
+    stops.push(watchMinimums(base, tickers, minimums, stage));
     // The first forward out of a SOL address_in is swallowed until its blockhash expires (the gateway must
     // sign it again); Litecoin's node refuses every broadcast on relay policy for a while.
     const swallowTarget = configs.find((c) => c.ticker === 'sol' && !minimumConfigs.includes(c));
