@@ -1,3 +1,4 @@
+import { postJson } from './http-post';
 import { credentialsOf } from './rpc-url';
 
 /**
@@ -144,17 +145,25 @@ export class EndpointPool {
   }
 
   /**
-   * A fetch for a JSON-RPC client (Solana's Connection, the UTXO client): the URL it is given is ignored,
-   * the endpoint's own URL and Authorization header are used. The answer's body is read here once.
+   * A JSON-RPC body to the network's endpoint(s) (`send`) through node:http (http-post.ts), with each
+   * endpoint's Authorization header: the answer's status and text.
+   */
+  post(body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<{ status: number; text: string }> {
+    const one = async (ep: Endpoint) => {
+      const a = await postJson(ep.url, { ...headers, ...ep.headers }, body, signal);
+      return { status: a.status, text: a.bytes.toString('utf8') };
+    };
+    return this.send(body, one, (a) => a.text);
+  }
+
+  /**
+   * A fetch for Solana's Connection: the URL it is given is ignored, the call goes as `post` sends it, and
+   * the answer comes back as a Response.
    */
   readonly fetch = async (_input: unknown, init?: RequestInit): Promise<Response> => {
     const body = typeof init?.body === 'string' ? init.body : '';
-    const post = async (ep: Endpoint) => {
-      const res = await fetch(ep.url, { ...init, headers: { ...headersOf(init?.headers), ...ep.headers } });
-      return { status: res.status, statusText: res.statusText, headers: res.headers, text: await res.text() };
-    };
-    const r = await this.send(body, post, (a) => a.text);
-    return new Response(r.text, { status: r.status, statusText: r.statusText, headers: r.headers });
+    const r = await this.post(body, headersOf(init?.headers), init?.signal ?? undefined);
+    return new Response(r.text, { status: r.status, headers: { 'content-type': 'application/json' } });
   };
 }
 

@@ -2,7 +2,7 @@
 // bytes for the watched addresses, so that the answer's megabytes live and die on this thread's small heap.
 // It imports neither the Solana SDK nor anything else of the gateway's: only the fetch and the byte scan.
 import { parentPort } from 'node:worker_threads';
-import { postJson } from '../chains/sol/http-post';
+import { postJson } from '../chains/http-post';
 import { holdsBlock, watchedTransactionTexts } from '../chains/sol/block-bytes';
 import { WatchedBytes } from '../chains/sol/watched-bytes';
 import type { ThreadReply, ThreadRequest } from '../chains/sol/block-thread';

@@ -2,7 +2,7 @@ import { NodeUnavailableError } from '../adapter';
 import { EndpointPool, type Endpoint } from '../endpoints';
 import { SolBlockThread } from './block-thread';
 import { HttpStatusError, RpcTransportError, networkCode } from './rpc';
-import { postJson } from './http-post';
+import { postJson } from '../http-post';
 import { watchedBlock } from './scan';
 import { readAhead } from '../ahead';
 import { holdsBlock } from './block-bytes';

@@ -33,13 +33,9 @@ export class BitcoinRpc {
     let text: string;
     const timeout = AbortSignal.timeout(this.timeoutMs);
     try {
-      const res = await this.pool.fetch(null, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '1.0', id: method, method, params }),
-        signal: o.signal ? AbortSignal.any([timeout, o.signal]) : timeout,
-      });
-      text = await res.text();
+      const body = JSON.stringify({ jsonrpc: '1.0', id: method, method, params });
+      const res = await this.pool.post(body, {}, o.signal ? AbortSignal.any([timeout, o.signal]) : timeout);
+      text = res.text;
       if (res.status === 401 || res.status === 403) throw new NodeUnavailableError(`${method}: node refused the credentials (HTTP ${res.status})`);
     } catch (e) {
       if (e instanceof NodeUnavailableError) throw e;

@@ -3,11 +3,17 @@ import https from 'node:https';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 
 /**
- * A JSON-RPC POST through node:http, for the watcher's block reads: about half the CPU of fetch (undici's
- * streams and the Response around them) for a mainnet block's answer of several megabytes. Compressed
- * answers are asked for, as fetch asks for them (a remote node's blocks are several times smaller so).
+ * A JSON-RPC POST through node:http, for every call of the Solana and UTXO clients (EndpointPool) and the
+ * watcher's block reads: less CPU than fetch (undici's streams and the Response around them), for a small
+ * answer as for a mainnet block's of several megabytes. Compressed answers are asked for, as fetch asks
+ * for them (a remote node's blocks are several times smaller so).
  */
-const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+/**
+ * Idle connections are closed after 4 s (fetch's default): a node stopping waits for its open connections,
+ * and a call in progress is not limited by it (only a free socket is closed at its time-out).
+ */
+const IDLE_MS = 4_000;
+const agents = { http: new http.Agent({ keepAlive: true, timeout: IDLE_MS }), https: new https.Agent({ keepAlive: true, timeout: IDLE_MS }) };
 
 export interface PostAnswer {
   status: number;
@@ -31,7 +37,8 @@ function decoded(encoding: string | undefined, body: Buffer): Buffer {
   }
 }
 
-export function postJson(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<PostAnswer> {
+/** `limit`: a time-out in milliseconds, or a signal that ends the call (none: the call waits for its answer). */
+export function postJson(url: string, headers: Record<string, string>, body: string, limit?: number | AbortSignal): Promise<PostAnswer> {
   const u = new URL(url);
   const secure = u.protocol === 'https:';
   return new Promise<PostAnswer>((resolve, reject) => {
@@ -41,7 +48,7 @@ export function postJson(url: string, headers: Record<string, string>, body: str
         method: 'POST',
         agent: secure ? agents.https : agents.http,
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'accept-encoding': 'gzip, deflate, br', ...headers },
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: typeof limit === 'number' ? AbortSignal.timeout(limit) : limit,
       },
       (res) => {
         const chunks: Buffer[] = [];
