@@ -6,11 +6,9 @@ import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
  * A JSON-RPC POST through node:http, for every call of the Solana and UTXO clients (EndpointPool) and the
  * watcher's block reads: less CPU than fetch (undici's streams and the Response around them), for a small
  * answer as for a mainnet block's of several megabytes. Compressed answers are asked for, as fetch asks
- * for them (a remote node's blocks are several times smaller so).
- */
-/**
- * Idle connections are closed after 4 s (fetch's default): a node stopping waits for its open connections,
- * and a call in progress is not limited by it (only a free socket is closed at its time-out).
+ * for them (a remote node's blocks are several times smaller so). Idle connections are closed after 4 s,
+ * as fetch closes them: a node that is stopping waits for its open connections. A call in progress is not
+ * limited by it (only a free socket is closed at its time-out).
  */
 const IDLE_MS = 4_000;
 const agents = { http: new http.Agent({ keepAlive: true, timeout: IDLE_MS }), https: new https.Agent({ keepAlive: true, timeout: IDLE_MS }) };
