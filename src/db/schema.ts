@@ -15,16 +15,12 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
-
-/**
- * Amounts are integers of base units (satoshi, wei, lamport, token units) in NUMERIC(78,0):
- * 78 digits hold any uint256. drizzle hands them over as strings; src/domain/money.ts turns
- * them into bigint.
- */
-const baseUnits = (name: string) => numeric(name, { precision: 78, scale: 0 });
+import { baseUnits } from './columns';
 
 // The address tables (public material, the Solana pool, addresses derived ahead): ./schema-addresses.ts.
 export * from './schema-addresses';
+// The processing minimums (the current figure per asset, the replaced ones still honoured): ./schema-minimums.ts.
+export * from './schema-minimums';
 
 /** Operator state per asset. The static facts (decimals, contract, network) live in src/domain/assets.ts. */
 export const assets = pgTable('assets', {
@@ -235,37 +231,6 @@ export const configTickers = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [uniqueIndex('config_tickers_config_ticker_uq').on(t.configId, t.ticker)],
-);
-
-/**
- * The current processing minimum per asset (SPEC 2.1, 2.2, 8), written by the `minimum-refresh` Temporal
- * schedule (activities/minimums.ts) and by the operator's pin. `value_base` is the last computed figure (kept when a refresh fails, so info can still
- * state it); `unavailable_reason` is set while the latest refresh could not compute one.
- */
-export const assetMinimums = pgTable('asset_minimums', {
-  ticker: text('ticker').primaryKey(),
-  valueBase: baseUnits('value_base'),
-  computedAt: timestamp('computed_at', { withTimezone: true }),
-  unavailableReason: text('unavailable_reason'),
-  attemptedAt: timestamp('attempted_at', { withTimezone: true }),
-  pinnedBase: baseUnits('pinned_base'),
-  pinnedAt: timestamp('pinned_at', { withTimezone: true }),
-});
-
-/**
- * Minimums a customer may still have read: a stated figure (pin, else computed) that a higher one replaced
- * stays honoured for one refresh interval (`honoured_until`), so a deposit of what the catalog showed a moment
- * before is not refused because a refresh raised it meanwhile (src/domain/minimum.ts depositMinimum). Rows
- * past their time are deleted by the next write.
- */
-export const supersededMinimums = pgTable(
-  'superseded_minimums',
-  {
-    ticker: text('ticker').notNull(),
-    valueBase: baseUnits('value_base').notNull(),
-    honouredUntil: timestamp('honoured_until', { withTimezone: true }).notNull(),
-  },
-  (t) => [index('superseded_minimums_ticker_until_idx').on(t.ticker, t.honouredUntil)],
 );
 
 /**

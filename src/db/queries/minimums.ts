@@ -19,13 +19,13 @@ const toState = (r: StateRow): MinimumState => ({
   pinned: r.pinned_base === null ? null : BigInt(r.pinned_base),
 });
 
-const STATE_COLUMNS = sql`
-    SELECT ticker, value_base::text AS value_base, unavailable_reason, pinned_base::text AS pinned_base,
-           floor(extract(epoch FROM (now() - computed_at)) * 1000)::bigint AS age_ms
-    FROM asset_minimums`;
+/** A StateRow's columns, of asset_minimums as `m`. */
+const COLUMNS = sql`m.ticker, m.value_base::text AS value_base, m.unavailable_reason, m.pinned_base::text AS pinned_base,
+           floor(extract(epoch FROM (now() - m.computed_at)) * 1000)::bigint AS age_ms`;
+const STATE_COLUMNS = sql`SELECT ${COLUMNS} FROM asset_minimums m`;
 
-/** One ticker's state: every deposit's evaluation reads it, so it is prepared once per database handle. */
-const stateOf = preparedStatement('gateway_minimum_state', sql`${STATE_COLUMNS} WHERE ticker = ${sql.placeholder('ticker')}`);
+/** One ticker's state, as info shows it: prepared once per database handle. */
+const stateOf = preparedStatement('gateway_minimum_state', sql`${STATE_COLUMNS} WHERE m.ticker = ${sql.placeholder('ticker')}`);
 
 /** Every stored minimum state by ticker; the age is measured by the database clock (no host clock skew). */
 export async function minimumStates(db: Db, ticker?: string): Promise<Map<string, MinimumState>> {
@@ -91,8 +91,7 @@ export async function setPinned(db: Db, ticker: string, value: bigint | null, ho
  */
 const depositStateOf = preparedStatement(
   'gateway_deposit_minimum_state',
-  sql`SELECT m.ticker, m.value_base::text AS value_base, m.unavailable_reason, m.pinned_base::text AS pinned_base,
-             floor(extract(epoch FROM (now() - m.computed_at)) * 1000)::bigint AS age_ms,
+  sql`SELECT ${COLUMNS},
              (SELECT min(s.value_base) FROM superseded_minimums s
                WHERE s.ticker = m.ticker AND s.honoured_until > now())::text AS honoured_base
       FROM asset_minimums m WHERE m.ticker = ${sql.placeholder('ticker')}`,
