@@ -1,5 +1,6 @@
 import { FAULT_KINDS } from '../helpers/hostile-rpc';
 import { runDrill, type DrillReport } from './drill';
+import type { StuckEvidence } from './drill-evidence';
 import { formatCounts, specialCounts } from './drill-verdict';
 
 /**
@@ -11,6 +12,9 @@ import { formatCounts, specialCounts } from './drill-verdict';
  * done is 0 and every deposit is done.
  */
 let report: DrillReport;
+/** A payment not done, with its evidence: in the log and in a failing test's diff. */
+const stuckLine = (s: StuckEvidence) =>
+  `${s.ticker} ${s.uuid} ${s.result} workflow ${s.workflow} txid_out ${s.txidOut} reason ${s.reason} pending [${s.pending.join(' | ')}]`;
 const lines: string[] = [];
 
 beforeAll(async () => {
@@ -38,7 +42,7 @@ beforeAll(async () => {
       `faults: ${JSON.stringify(report.faults)}`,
       `nodes probed directly: ${JSON.stringify(report.nodes)}`,
       `not done: ${JSON.stringify(report.failureReasons, null, 1)}`,
-      ...report.stuck.map((s) => `stuck: ${s.ticker} ${s.uuid} ${s.result} workflow ${s.workflow} txid_out ${s.txidOut} reason ${s.reason} pending [${s.pending.join(' | ')}]`),
+      ...report.stuck.map((s) => `stuck: ${stuckLine(s)}`),
       ...report.deaths.map((d) => `death: ${d.name} code=${d.code} ${d.atMsAfterPgRestart} ms after the PostgreSQL restart: ${d.why}`),
       ...report.detail.findings.map((f) => `finding: ${f}`),
       `process logs: ${report.logDir}`,
@@ -59,7 +63,7 @@ describe('money-integrity drill (small)', () => {
     expect(c.deposits).toBe(36);
     const zeros = Object.fromEntries(Object.keys(c).map((k) => [k, 0]));
     // A payment not done brings its evidence into the failure's diff (CI shows the diff, not the whole log).
-    const notDone = report.stuck.map((s) => `${s.ticker} ${s.result}: ${s.reason ?? ''} | workflow ${s.workflow} | pending [${s.pending.join(' | ')}]`);
+    const notDone = report.stuck.map(stuckLine);
     expect({ counts: c, notDone }).toEqual({ counts: { ...zeros, deposits: 36, payments: 36, done: 36 }, notDone: [] });
   });
 
