@@ -1,4 +1,4 @@
-import { loadPayment, moveResult, type ConfigRow, type PaymentRow } from '../src/db/queries/payments';
+import { loadPayment, moveResult } from '../src/db/queries/payments';
 import { callbackConfirmations } from '../src/domain/finality';
 import type { CallbackSnapshot } from '../src/callbacks/types';
 import type { ConfirmationsReading, DepositDeps, DepositInput, Evaluation, PaymentInfo } from './deposit-types';
@@ -17,18 +17,18 @@ export type { ConfirmationsReading, DepositDeps, DepositInput, Evaluation, Forwa
  */
 export function createDepositActivities(deps: DepositDeps) {
   const { db } = deps;
-  const record = (input: DepositInput) => recordObserved(db, input);
-  const judge = (payment: PaymentRow, config: ConfigRow): Promise<Evaluation> => judgeObserved(deps, payment, config);
   const forward = createForwardActivities(deps);
 
   return {
     /**
      * The workflow's first step, one local activity: records the deposit once (the UUID is made here, once)
-     * and judges it (SPEC 3; `judge`) on the rows just written.
+     * and judges it (SPEC 3; judgeObserved) on what recording it read: one statement when the watcher's batch
+     * wrote the row, as it usually has.
      */
     async recordAndEvaluate(input: DepositInput): Promise<{ payment: PaymentInfo; evaluation: Evaluation }> {
-      const { payment, config } = await record(input);
-      const evaluation = await judge(payment, config);
+      const read = await recordObserved(db, input);
+      const { payment, config } = read;
+      const evaluation = await judgeObserved(deps, payment, config, read);
       // The forward's key, derived while the deposit waits for finality (the machine is then mostly idle)
       // instead of when a block makes many deposits due at once. The same worker runs the due step (sticky
       // workflow tasks); another worker derives it then, as before. Only a hint: never fails the step.

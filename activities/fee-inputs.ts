@@ -1,5 +1,5 @@
 import Decimal from 'decimal.js';
-import { forwardedValueOfHost } from '../src/db/queries/host-volume';
+import { forwardedValueOfHost, type HostValue } from '../src/db/queries/host-volume';
 import type { ConfigRow } from '../src/db/queries/payments';
 import { ASSETS, type Asset } from '../src/domain/assets';
 import { nativeOf, nativePriceInAsset } from '../src/domain/network-cost';
@@ -14,7 +14,14 @@ const Exact = Decimal.clone({ precision: 100 });
 
 /** Rolling 30-day USDT volume of a callback host: forwarded payments with a captured price (summed by PostgreSQL). */
 export async function rollingVolumeUsdt(db: Db, host: string, now = new Date()): Promise<string> {
-  const sums = await forwardedValueOfHost(db, host, new Date(now.getTime() - THIRTY_DAYS_MS));
+  return volumeUsdt(await forwardedValueOfHost(db, host, volumeSince(now)));
+}
+
+/** Where the rolling 30-day window starts. */
+export const volumeSince = (now = new Date()) => new Date(now.getTime() - THIRTY_DAYS_MS);
+
+/** The USDT value of a host's forwarded sums (forwardedValueOfHost), rounded down to cents. */
+export function volumeUsdt(sums: readonly HostValue[]): string {
   let total = new Exact(0);
   for (const { ticker, valueTimesPrice } of sums) {
     if (!ASSETS[ticker]) continue;
@@ -24,14 +31,8 @@ export async function rollingVolumeUsdt(db: Db, host: string, now = new Date()):
 }
 
 /** The percentage for a payment: domain override, else the host's volume tier, else the asset default. */
-export async function chooseFeeFor(deps: { db: Db; feePolicy: FeePolicy }, config: ConfigRow, asset: Asset): Promise<string> {
-  const host = callbackHost(config.callbackUrl);
-  return chooseFeePercent({
-    policy: deps.feePolicy,
-    callbackHost: host,
-    rollingVolumeUsdt: await rollingVolumeUsdt(deps.db, host),
-    assetDefault: asset.feePercent,
-  });
+export function feePercentOf(policy: FeePolicy, config: ConfigRow, asset: Asset, rollingVolume: string): string {
+  return chooseFeePercent({ policy, callbackHost: callbackHost(config.callbackUrl), rollingVolumeUsdt: rollingVolume, assetDefault: asset.feePercent });
 }
 
 /** Units of `asset` per one unit of its network's native coin (e.g. USDT per ETH), from USDT quotes. */

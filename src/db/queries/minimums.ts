@@ -4,7 +4,7 @@ import { preparedStatement, rowsOf } from '../prepared';
 import { assetMinimums } from '../schema';
 import type { MinimumState } from '../../domain/minimum';
 
-interface StateRow {
+export interface StateRow {
   ticker: string;
   value_base: string | null;
   age_ms: string | number | null;
@@ -85,20 +85,29 @@ export async function setPinned(db: Db, ticker: string, value: bigint | null, ho
       ON CONFLICT (ticker) DO UPDATE SET pinned_base = EXCLUDED.pinned_base, pinned_at = EXCLUDED.pinned_at`);
 }
 
+type DepositStateRow = StateRow & { honoured_base: string | null };
+
 /**
  * One asset's state with the lowest superseded figure still honoured: what a deposit is held to
- * (depositMinimum). Every deposit's evaluation reads it, so it is prepared once per database handle.
+ * (depositMinimum), for the ticker `ticker` names (a value or a column of an outer query).
  */
-const depositStateOf = preparedStatement(
-  'gateway_deposit_minimum_state',
+export const depositStateSql = (ticker: SQL) =>
   sql`SELECT ${COLUMNS},
              (SELECT min(s.value_base) FROM superseded_minimums s
                WHERE s.ticker = m.ticker AND s.honoured_until > now())::text AS honoured_base
-      FROM asset_minimums m WHERE m.ticker = ${sql.placeholder('ticker')}`,
-);
+      FROM asset_minimums m WHERE m.ticker = ${ticker}`;
+
+/** Every deposit's evaluation reads it (src/db/queries/first-step.ts), so it is prepared once per database handle. */
+const depositStateOf = preparedStatement('gateway_deposit_minimum_state', depositStateSql(sql`${sql.placeholder('ticker')}`));
+
+/** A depositStateSql row as the state it tells. */
+export const toDepositState = (row: DepositStateRow): MinimumState => ({
+  ...toState(row),
+  honoured: row.honoured_base === null ? null : BigInt(row.honoured_base),
+});
 
 /** The state a deposit of `ticker` is held to; undefined while the asset has no row. */
 export async function depositMinimumState(db: Db, ticker: string): Promise<MinimumState | undefined> {
-  const [row] = rowsOf<StateRow & { honoured_base: string | null }>(await depositStateOf(db, { ticker }));
-  return row && { ...toState(row), honoured: row.honoured_base === null ? null : BigInt(row.honoured_base) };
+  const [row] = rowsOf<DepositStateRow>(await depositStateOf(db, { ticker }));
+  return row && toDepositState(row);
 }
