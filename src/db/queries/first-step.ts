@@ -4,7 +4,7 @@ import { oncePerDb } from '../prepared';
 import { paymentConfigs, payments } from '../schema';
 import type { MinimumState } from '../../domain/minimum';
 import { forwardedValueSql, toHostValue, type HostValue } from './host-volume';
-import { depositStateSql, toDepositState, type StateRow } from './minimums';
+import { depositStateSql, toDepositState, type DepositStateRow } from './minimums';
 import type { ConfigRow, PaymentRow } from './payments';
 
 /** What a deposit's first step reads: its row, its configuration, the minimum it is held to, its host's volume. */
@@ -29,7 +29,7 @@ const readingOf = oncePerDb((db) =>
     .select({
       payment: payments,
       config: paymentConfigs,
-      minimum: sql<(StateRow & { honoured_base: string | null }) | null>`(SELECT row_to_json(s) FROM (${depositStateSql(sql`${payments.ticker}`)}) s)`,
+      minimum: sql<DepositStateRow | null>`(SELECT row_to_json(s) FROM (${depositStateSql(sql`${payments.ticker}`)}) s)`,
       volume: sql<Array<{ ticker: string; value_times_price: string }>>`(SELECT coalesce(json_agg(v), '[]'::json) FROM (${forwardedValueSql(
         sql`${paymentConfigs.callbackHost}`,
         sql`${sql.placeholder('since')}::timestamptz`,

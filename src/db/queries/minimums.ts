@@ -4,7 +4,7 @@ import { preparedStatement, rowsOf } from '../prepared';
 import { assetMinimums } from '../schema';
 import type { MinimumState } from '../../domain/minimum';
 
-export interface StateRow {
+interface StateRow {
   ticker: string;
   value_base: string | null;
   age_ms: string | number | null;
@@ -85,7 +85,7 @@ export async function setPinned(db: Db, ticker: string, value: bigint | null, ho
       ON CONFLICT (ticker) DO UPDATE SET pinned_base = EXCLUDED.pinned_base, pinned_at = EXCLUDED.pinned_at`);
 }
 
-type DepositStateRow = StateRow & { honoured_base: string | null };
+export type DepositStateRow = StateRow & { honoured_base: string | null };
 
 /**
  * One asset's state with the lowest superseded figure still honoured: what a deposit is held to
@@ -97,7 +97,7 @@ export const depositStateSql = (ticker: SQL) =>
                WHERE s.ticker = m.ticker AND s.honoured_until > now())::text AS honoured_base
       FROM asset_minimums m WHERE m.ticker = ${ticker}`;
 
-/** Every deposit's evaluation reads it (src/db/queries/first-step.ts), so it is prepared once per database handle. */
+/** The state alone (depositMinimumState), prepared once per database handle; a deposit's first step reads it in first-step.ts. */
 const depositStateOf = preparedStatement('gateway_deposit_minimum_state', depositStateSql(sql`${sql.placeholder('ticker')}`));
 
 /** A depositStateSql row as the state it tells. */
