@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { JsonRpcProvider, Network, Wallet } from 'ethers';
 import { eq } from 'drizzle-orm';
 import { devnetPay } from '../../devnet/drive';
@@ -179,7 +180,15 @@ describe('separate API and worker processes', () => {
     expect(confirmed.fields!.txid_out).toBe(row.txidOut);
     expect(await sentFrom(config.address_in)).toBe(1);
 
-    // The operator CLI finds the payment by its UUID through the search attribute.
+    // The operator CLI finds the payment by its UUID through the search attribute, once its lifecycle has
+    // ended: the callback goes out inside a workflow task, and a query before that task is recorded (one the
+    // server refused for a hint that came during it, retried) answers from the last recorded one.
+    const connection = await Connection.connect({ address: gw.temporal.address });
+    try {
+      await new Client({ connection }).workflow.getHandle(`deposit:ethereum:${txid}:-1`).result();
+    } finally {
+      await connection.close();
+    }
     const lines: string[] = [];
     process.env.TEMPORAL_ADDRESS = gw.temporal.address;
     try {
