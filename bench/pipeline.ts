@@ -33,6 +33,9 @@
  * one after another, each burst followed by an idle window as long, and counted on the wire (the nodes'
  * JSON-RPC, the gateway's PostgreSQL protocol) and in /proc; printed after the other tables, which then
  * describe bursts of one family at a time, and the machine CPU line counts the idle windows too.
+ * --worker-of litecoin (networks, comma-separated): those networks' deposits on a task queue of their own
+ * ({NETWORK}_TASK_QUEUE), served by a third worker (WORKER_TASK_QUEUE) at nice --worker-of-nice (default 0),
+ * as docs/operator/production.md describes; the two others serve the rest.
  * BENCH_PROFILE=<dir>: the API and the workers write CPU profiles (node --cpu-prof) into <dir>/<process name>;
  * BENCH_NODE_ARGS: more node flags for them (e.g. --trace-gc, --perf-basic-prof for `perf record`).
  */
@@ -70,6 +73,8 @@ const { values: flags } = parseArgs({
     steal: { type: 'string' },
     costs: { type: 'boolean', default: false },
     steps: { type: 'boolean', default: false },
+    'worker-of': { type: 'string' },
+    'worker-of-nice': { type: 'string', default: '0' },
   },
 });
 const COUNTS: Record<string, number> = {
@@ -206,7 +211,9 @@ async function main(): Promise<void> {
   if (stealer) log(`steal: ${stealer.describe}, all through the run`);
   // Stopped when this process exits, whatever the way (each also ends itself once this process is gone).
   process.on('exit', () => stealer?.stop());
-  const bed = await startBed({ solSlotTimeMs: Number(flags['sol-slot-ms']), ethBlockS: Number(flags['eth-block-s']), temporal: flags.temporal, env, log, counting: flags.costs });
+  const ownWorker = flags['worker-of'] ? { networks: flags['worker-of'].split(','), nice: Number(flags['worker-of-nice']) } : undefined;
+  if (ownWorker) log(`${ownWorker.networks.join(', ')} on a task queue of their own, served by a third worker at nice ${ownWorker.nice}`);
+  const bed = await startBed({ solSlotTimeMs: Number(flags['sol-slot-ms']), ethBlockS: Number(flags['eth-block-s']), temporal: flags.temporal, env, log, counting: flags.costs, ownWorker });
   let mining = true;
   let miner: Promise<void> = Promise.resolve();
   let chains: DrillChains | undefined;

@@ -38,6 +38,9 @@ const sdkLogLevel = (name: string) =>
 /** Five minutes: fees move within minutes; a schedule run costs one fee estimate per served asset. */
 export const DEFAULT_MINIMUM_REFRESH_MS = 300_000;
 
+/** A task queue name the gateway accepts: `WORKER_TASK_QUEUE`, `{NETWORK}_TASK_QUEUE` (src/chains/config.ts). */
+export const TASK_QUEUE_NAME = /^[A-Za-z0-9._-]{1,200}$/;
+
 const nonEmpty = (name: string) => z.string().min(1, { error: `${name} must not be empty` });
 
 const schema = z.object({
@@ -91,6 +94,9 @@ const schema = z.object({
   // PostgreSQL, a saturated worker must not starve them: the server gives the recording of a workflow task's
   // start 1 s, and a start recorded later is lost until the task's timeout (ops/temporal/config.yaml).
   WORKER_NICE: integer('WORKER_NICE', 0, 19).default(10),
+  // The task queue a worker-only process serves, when not TEMPORAL_TASK_QUEUE: the queue that one or more networks'
+  // deposit workflows run on ({NETWORK}_TASK_QUEUE), so that a burst on other networks does not hold them up.
+  WORKER_TASK_QUEUE: z.string().regex(TASK_QUEUE_NAME, { error: 'WORKER_TASK_QUEUE must be a task queue name (letters, digits, . _ -)' }).optional(),
   ADDRESS_POOL_SIZE: integer('ADDRESS_POOL_SIZE', 1, 100_000).default(1000),
   // Creates one client may make per minute (a bucket of that many, refilled at that rate); 0 turns the limit off.
   CREATE_RATE_LIMIT: integer('CREATE_RATE_LIMIT', 0, 1_000_000).default(120),
@@ -124,6 +130,8 @@ export type Config = {
   temporalAddress: string | undefined;
   temporalNamespace: string;
   taskQueue: string;
+  /** WORKER_TASK_QUEUE: the queue a worker-only process serves instead of taskQueue (src/runtime/task-queues.ts). */
+  workerTaskQueue: string | undefined;
   temporalCliPath: string | undefined;
   temporalTestServerPath: string | undefined;
   temporalUiPort: number | undefined;
@@ -218,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalAddress: c.TEMPORAL_ADDRESS,
     temporalNamespace: c.TEMPORAL_NAMESPACE,
     taskQueue: c.TEMPORAL_TASK_QUEUE,
+    workerTaskQueue: c.WORKER_TASK_QUEUE,
     temporalCliPath: c.TEMPORAL_CLI_PATH,
     temporalTestServerPath: c.TEMPORAL_TEST_SERVER_PATH,
     temporalUiPort: c.TEMPORAL_UI_PORT,

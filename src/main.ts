@@ -105,7 +105,7 @@ async function main(cfg: Config): Promise<void> {
 
   const services = buildServices(cfg, database, env);
   stops.push(() => services.close());
-  const worker = await startWorkerRuntime(services, { address });
+  const worker = await startWorkerRuntime(services, { address, role: 'embedded' });
   stops.push(() => worker.stop());
   // The same split as in production: the API part sees public material only, never the seed or the key.
   // It runs in a thread of its own, so that requests never queue behind the worker's activities, watchers

@@ -52,6 +52,8 @@ export async function startBed(o: {
   log: (s: string) => void;
   /** Counting relays in front of the nodes' JSON-RPC and the gateway's database (bench/pipeline/counting-proxies.ts). */
   counting?: boolean;
+  /** These networks' deposits on a task queue of their own, served by a third worker at this nice. */
+  ownWorker?: { networks: string[]; nice: number };
 }): Promise<Bed> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-bench-'));
   const stops: Array<() => Promise<void>> = [];
@@ -104,12 +106,15 @@ export async function startBed(o: {
       }
     }
     const apiPort = await freePort('127.0.0.1');
+    const taskQueue = `bench-${path.basename(dir)}`;
+    const ownQueue = `${taskQueue}-own`;
+    for (const n of o.ownWorker?.networks ?? []) chainEnv[`${n.toUpperCase()}_TASK_QUEUE`] = ownQueue;
     const supervisor = createSupervisor(logDir, {
       ...chainEnv,
       DATA_DIR: dir,
       DATABASE_URL: gatewayDbUrl,
       TEMPORAL_ADDRESS: temporal.address,
-      TEMPORAL_TASK_QUEUE: `bench-${path.basename(dir)}`,
+      TEMPORAL_TASK_QUEUE: taskQueue,
       CALLBACK_ALLOW_PRIVATE: 'true',
       // A burst creates hundreds of configurations from one loopback client.
       CREATE_RATE_LIMIT: '0',
@@ -119,12 +124,13 @@ export async function startBed(o: {
     stops.push(() => supervisor.stopAll());
     const api = supervisor.spawn('api', 'api', { PORT: String(apiPort) });
     const workers = [supervisor.spawn('worker', 'worker-1', {}), supervisor.spawn('worker', 'worker-2', {})];
+    if (o.ownWorker) workers.push(supervisor.spawn('worker', 'worker-3', { WORKER_TASK_QUEUE: ownQueue, WORKER_NICE: String(o.ownWorker.nice) }));
     const end = Date.now() + 300_000;
     while (!(api.ready() && workers.every((w) => w.ready()))) {
       if (Date.now() > end) throw new Error(`API and workers not ready within 300 s (logs: ${logDir})`);
       await new Promise((r) => setTimeout(r, 250));
     }
-    o.log(`PostgreSQL ${new URL(db.url).host}, Temporal ${temporal.address}, chains, API and two workers ready (process logs: ${logDir})`);
+    o.log(`PostgreSQL ${new URL(db.url).host}, Temporal ${temporal.address}, chains, API and ${workers.length} workers ready (process logs: ${logDir})`);
     const pidOf = (s: typeof api) => (s.alive() && s.child()?.pid ? [s.child()!.pid!] : []);
     return {
       dir, devnets, databaseUrl: db.url, temporalAddress: temporal.address, apiBase: `http://127.0.0.1:${apiPort}/api`, observer, receiver, supervisor, stop,

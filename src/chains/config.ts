@@ -1,3 +1,4 @@
+import { TASK_QUEUE_NAME } from '../config';
 import { ASSETS, NETWORKS } from '../domain/assets';
 import type { HealthBounds } from './endpoint-health';
 import { parseEndpoints } from './endpoints';
@@ -13,6 +14,8 @@ export interface NetworkRuntime {
   wsUrl?: string;
   /** UTXO: `longpoll`, a new-head feed held open on the node's RPC (`waitforblockheight`, src/detection/long-poll-feed.ts). */
   headFeed?: 'longpoll';
+  /** The Temporal task queue of this network's deposit workflows (`{NETWORK}_TASK_QUEUE`), when not the gateway's own. */
+  taskQueue?: string;
   /** Token contract / mint overrides per ticker (local devnets deploy their own). */
   contracts: Record<string, string>;
   /** EVM: the most JSON-RPC calls sent in one HTTP request (`{NETWORK}_RPC_BATCH`; 1: each alone). */
@@ -41,7 +44,8 @@ const envName = (networkId: string) => networkId.toUpperCase();
  * `{NETWORK}_WS_URL` (EVM and Solana: ETHEREUM_WS_URL, SOLANA_WS_URL) names the node's WebSocket endpoint,
  * whose new-head notifications wake the watcher between its polls; `{NETWORK}_HEAD_FEED=longpoll` (UTXO:
  * BITCOIN_HEAD_FEED, LITECOIN_HEAD_FEED, ...) holds a `waitforblockheight` call open on the node for the same
- * purpose, one per worker process; `{NETWORK}_RPC_BATCH` (EVM: 1 to 100,
+ * purpose, one per worker process; `{NETWORK}_TASK_QUEUE` puts the network's deposit workflows on a task queue of
+ * their own, served by the workers that set `WORKER_TASK_QUEUE` to it (src/runtime/task-queues.ts); `{NETWORK}_RPC_BATCH` (EVM: 1 to 100,
  * default DEFAULT_RPC_BATCH) bounds the JSON-RPC calls made together that go in one HTTP request, 1 for a
  * node that refuses batches.
  * `{NETWORK}_RPC_URL` may list several endpoints, comma-separated, in order of preference; an endpoint whose
@@ -68,6 +72,10 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv): ChainRuntimeConfig {
       }
       if (headFeed !== 'longpoll') throw new Error(`invalid configuration: ${envName(id)}_HEAD_FEED must be longpoll (or unset)`);
     }
+    const taskQueue = env[`${envName(id)}_TASK_QUEUE`];
+    if (taskQueue !== undefined && taskQueue !== '' && !TASK_QUEUE_NAME.test(taskQueue)) {
+      throw new Error(`invalid configuration: ${envName(id)}_TASK_QUEUE must be a task queue name (letters, digits, . _ -), or unset`);
+    }
     const batch = env[`${envName(id)}_RPC_BATCH`];
     let rpcBatch: number | undefined;
     if (batch !== undefined && batch !== '') {
@@ -83,7 +91,7 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv): ChainRuntimeConfig {
       throw new Error(`invalid configuration: ${envName(id)}_SPONSOR_MIN_BALANCE must be a whole number of base units`);
     }
     out[id] = {
-      mode, rpcUrl, ...(wsUrl ? { wsUrl } : {}), ...(headFeed ? { headFeed: 'longpoll' as const } : {}), ...(rpcBatch !== undefined ? { rpcBatch } : {}), contracts: {},
+      mode, rpcUrl, ...(wsUrl ? { wsUrl } : {}), ...(headFeed ? { headFeed: 'longpoll' as const } : {}), ...(taskQueue ? { taskQueue } : {}), ...(rpcBatch !== undefined ? { rpcBatch } : {}), contracts: {},
       ...(Object.keys(endpointHealth).length ? { endpointHealth } : {}),
       ...(minBalance ? { sponsorMinBalance: BigInt(minBalance) } : {}),
     };

@@ -1,6 +1,7 @@
 // Worker-only process (compose service gateway-worker): Temporal worker and per-network watchers.
 // Several may run at once on the same task queue: deposit workflows are unique by ID and forwards
-// are serialised by a PostgreSQL advisory lock.
+// are serialised by a PostgreSQL advisory lock. One with WORKER_TASK_QUEUE serves the networks whose
+// deposits run on that queue ({NETWORK}_TASK_QUEUE) and watches only those (src/runtime/task-queues.ts).
 import { lowerPriority } from '../runtime/priority';
 import { buildServices } from '../runtime/services';
 import { startWorkerRuntime } from '../runtime/worker';
@@ -16,5 +17,5 @@ runProcess('worker', (cfg, database) => buildServices(cfg, database), async (ser
     depositPollInterval: process.env.DEPOSIT_POLL_INTERVAL || undefined,
   });
   stops.push(() => worker.stop());
-  return { networks: Object.keys(services.chains), taskQueue: services.cfg.taskQueue, nice: services.cfg.workerNice };
+  return { networks: worker.serves.networks, taskQueue: worker.serves.taskQueue, nice: services.cfg.workerNice };
 });

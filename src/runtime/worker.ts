@@ -23,9 +23,12 @@ import { ensureMinimumSchedule } from '../temporal/minimum-schedule';
 import { createWorker } from '../temporal/worker';
 import { startPublisher } from '../addresses/public-material';
 import type { Services } from './services';
+import { workerAssignment, type WorkerAssignment } from './task-queues';
 
 export interface WorkerRuntime {
   worker: Worker;
+  /** Its task queue and the networks it watches. */
+  serves: WorkerAssignment;
   stop(): Promise<void>;
 }
 
@@ -102,16 +105,20 @@ export async function startDepositWorkflows(client: Client, taskQueue: string, m
 }
 
 /**
- * The worker process: the Temporal worker (every workflow and activity) and, per configured network, a
- * watcher loop. Watchers of several workers take turns under a per-network lock, so a block is read
- * by one of them at a time; the workflow ID keeps starts unique regardless.
+ * The worker process: the Temporal worker (every workflow and activity) on its task queue and, per network whose
+ * deposits run on that queue (task-queues.ts), a watcher loop. Watchers of several workers take turns under a
+ * per-network lock, so a block is read by one of them at a time; the workflow ID keeps starts unique regardless.
  */
 export async function startWorkerRuntime(
   services: Services,
-  /** depositPollInterval: the payment workflows' fallback read when no chain signal comes (default 5 minutes). */
-  opts: { address: string; watch?: boolean; depositPollInterval?: string },
+  /**
+   * depositPollInterval: the payment workflows' fallback read when no chain signal comes (default 5 minutes);
+   * role: `embedded` for the one-process gateway, which serves every network on the gateway's queue.
+   */
+  opts: { address: string; watch?: boolean; depositPollInterval?: string; role?: 'worker' | 'embedded' },
 ): Promise<WorkerRuntime> {
   const { cfg, database } = services;
+  const serves = workerAssignment(cfg, services.chains, opts.role ?? 'worker');
   exposePaymentStages((stages) => stageTallies(database.db, stages));
   // Public material for the API (xpubs, the callback public key, the Solana address pool), kept fresh.
   const publisher = await startPublisher(
@@ -152,7 +159,7 @@ export async function startWorkerRuntime(
   const { worker, connection: workerConnection } = await createWorker({
     address: opts.address,
     namespace: cfg.temporalNamespace,
-    taskQueue: cfg.taskQueue,
+    taskQueue: serves.taskQueue,
     activities,
   });
   const run = worker.run();
@@ -161,7 +168,7 @@ export async function startWorkerRuntime(
   const client = new Client({ connection: workerConnection, namespace: cfg.temporalNamespace });
   // SPEC 2.1, 2.2, 8: the current minimums, recomputed by a Temporal Schedule the operator can see and pause.
   try {
-    await ensureMinimumSchedule(client, { taskQueue: cfg.taskQueue, everyMs: cfg.minimumRefreshMs });
+    if (serves.ownsSchedule) await ensureMinimumSchedule(client, { taskQueue: cfg.taskQueue, everyMs: cfg.minimumRefreshMs });
   } catch (e) {
     worker.shutdown();
     await run.catch(() => undefined);
@@ -183,7 +190,7 @@ export async function startWorkerRuntime(
     opts.watch === false
       ? undefined
       : startWatchers({
-          networks: Object.keys(services.chains),
+          networks: serves.networks,
           adapter: services.adapter,
           db: database.db,
           // Two workers: the one whose pass finds the other one's under way skips it (that one pushes the hints).
@@ -214,7 +221,7 @@ export async function startWorkerRuntime(
           onMatch: async (_network, found) => {
             const matches = found.filter((m) => !m.deposit.sender || !ownSenders.has(m.deposit.sender));
             await recordDetectedDeposits(database.db, matches);
-            await startDepositWorkflows(client, cfg.taskQueue, matches, opts.depositPollInterval);
+            await startDepositWorkflows(client, serves.taskQueue, matches, opts.depositPollInterval);
           },
           onBatch: async (network, before, batch) => void (await pushHints(database.db, network, before, batch, signal)),
           onError: (network, e) => logger.warn({ network, err: describeError(e) }, 'watcher pass failed; retrying'),
@@ -222,6 +229,7 @@ export async function startWorkerRuntime(
 
   return {
     worker,
+    serves,
     async stop() {
       await publisher.stop();
       await watchers?.stop();

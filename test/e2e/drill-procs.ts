@@ -140,12 +140,14 @@ export function createSupervisor(logDir: string, baseEnv: Record<string, string>
 export const DRILL_PROCESS_ENV = { CALLBACK_ALLOW_PRIVATE: 'true', CREATE_RATE_LIMIT: '0', WATCH_INTERVAL_MS: '300', DEPOSIT_POLL_INTERVAL: '1 second', LOG_LEVEL: 'info' };
 
 /**
- * The production topology under a supervisor: the API on `apiPort` and two workers, and a wait that
- * polls `pred` until it holds or `ms` pass (`label` names the drill in the time-out).
+ * The production topology under a supervisor: the API on `apiPort` and two workers (and any `more`, by name
+ * with their own environment), and a wait that polls `pred` until it holds or `ms` pass (`label` names the
+ * drill in the time-out).
  */
-export function spawnGateway(sup: Supervisor, apiPort: number, label: string) {
+export function spawnGateway(sup: Supervisor, apiPort: number, label: string, more: Record<string, Record<string, string>> = {}) {
   const api = sup.spawn('api', 'api', { PORT: String(apiPort) });
   const workers = [sup.spawn('worker', 'worker-1', {}), sup.spawn('worker', 'worker-2', {})];
+  for (const [name, env] of Object.entries(more)) workers.push(sup.spawn('worker', name, env));
   const until = async (pred: () => boolean | Promise<boolean>, ms: number, what: string) => {
     const end = Date.now() + ms;
     while (!(await pred())) {

@@ -54,6 +54,8 @@ export interface SearchAttributeCounts {
   done: number;
   /** Each payment UUID of a sample found by GatewayPaymentUuid: its workflow ID, or null. */
   byUuid: Record<string, string | null>;
+  /** The task queues the payment workflows of each ticker ran on. */
+  queuesByTicker: Record<string, string[]>;
 }
 
 export async function searchAttributeCounts(address: string, namespace: string, tickers: readonly string[], uuids: string[] = []): Promise<SearchAttributeCounts> {
@@ -63,14 +65,20 @@ export async function searchAttributeCounts(address: string, namespace: string, 
     // The latest run of each payment's workflow only: a run that continued as new keeps its old attributes.
     const count = async (query: string) => (await client.workflow.count(`${query} AND ExecutionStatus != "ContinuedAsNew"`)).count;
     const byTicker: Record<string, number> = {};
-    for (const t of tickers) byTicker[t] = await count(`GatewayTicker = "${t}"`);
+    const queuesByTicker: Record<string, string[]> = {};
+    for (const t of tickers) {
+      byTicker[t] = await count(`GatewayTicker = "${t}"`);
+      const queues = new Set<string>();
+      for await (const w of client.workflow.list({ query: `GatewayTicker = "${t}"` })) queues.add(w.taskQueue);
+      queuesByTicker[t] = [...queues].sort();
+    }
     const byUuid: Record<string, string | null> = {};
     for (const u of uuids) {
       let id: string | null = null;
       for await (const w of client.workflow.list({ query: `GatewayPaymentUuid = "${u}"` })) id = w.workflowId;
       byUuid[u] = id;
     }
-    return { byTicker, done: await count('GatewayStage = "done"'), byUuid };
+    return { byTicker, done: await count('GatewayStage = "done"'), byUuid, queuesByTicker };
   } finally {
     await connection.close();
   }

@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { formatCounts } from './drill-verdict';
-import { runProductionTopology, TOPOLOGY_TICKERS, type TopologyReport } from './production-topology';
+import { runProductionTopology, TOPOLOGY_TICKERS, UTXO_QUEUE, type TopologyReport } from './production-topology';
 
 /**
- * The production Temporal shape under faults (issue 14): API process, two worker processes, the Temporal
+ * The production Temporal shape under faults (issue 14): API process, two worker processes and Litecoin's
+ * worker of its own (its task queue), the Temporal
  * server of ops/temporal on PostgreSQL with SQL visibility and the search attributes; deposits in three
  * waves with a worker SIGKILLed mid-forward, a Temporal server crash and a PostgreSQL restart. Counted on
  * chain, every deposit ends done, forwarded once.
@@ -52,6 +53,20 @@ describe('production topology: Temporal server on PostgreSQL, split processes, f
     const found = Object.entries(report.searchAttributes.byUuid);
     expect(found).toHaveLength(TOPOLOGY_TICKERS.length);
     for (const [, workflowId] of found) expect(workflowId).toMatch(/^deposit:/);
+  });
+
+  it("Litecoin's deposits ran on its own queue, watched by its own worker; the other networks' on the gateway queue", () => {
+    expect(report.searchAttributes.queuesByTicker).toEqual(Object.fromEntries(TOPOLOGY_TICKERS.map((t) => [t, [t === 'ltc' ? UTXO_QUEUE : 'gateway']])));
+    // Each worker's `worker ready` line, at every start (a worker SIGKILLed mid-forward starts again).
+    const served = (name: string) =>
+      fs.readFileSync(path.join(report.logDir, `${name}.log`), 'utf8').split('\n').filter((l) => l.includes('"worker ready"'))
+        .map((l) => JSON.parse(l) as { taskQueue: string; networks: string[] }).map((r) => ({ taskQueue: r.taskQueue, networks: [...r.networks].sort() }));
+    const general = { taskQueue: 'gateway', networks: ['ethereum', 'solana'] };
+    for (const [name, expected] of [['worker-1', general], ['worker-2', general], ['worker-utxo', { taskQueue: UTXO_QUEUE, networks: ['litecoin'] }]] as const) {
+      const lines = served(name);
+      expect(lines.length).toBeGreaterThan(0);
+      for (const l of lines) expect([name, l]).toEqual([name, expected]);
+    }
   });
 
   it('the server took every setting of ops/temporal/dynamicconfig.yaml (it warns of a key it does not know)', () => {

@@ -19,13 +19,16 @@ import { killForwardingWorker, searchAttributeCounts, type SearchAttributeCounts
 
 /**
  * The production topology (docker-compose.yml without Docker): one API process and two worker processes
- * (the image's entry points), one PostgreSQL holding the gateway's database and Temporal's two, and the
+ * (the image's entry points), with the opt-in worker of its own for Litecoin (compose's profile utxo-worker:
+ * LITECOIN_TASK_QUEUE and WORKER_TASK_QUEUE), one PostgreSQL holding the gateway's database and Temporal's two, and the
  * Temporal server of ops/temporal on it with SQL visibility and the gateway's search attributes. Deposits
  * come in three waves, each followed by one fault while their lifecycles run: a worker SIGKILLed while a
  * forward is stored but not yet included, the Temporal server SIGKILLed and started again, PostgreSQL
  * restarted under both. The verdict is counted on chain by the drill's judge (drill-verdict.ts).
  */
 export const TOPOLOGY_TICKERS = ['eth', 'erc20_usdt', 'sol', 'sol_usdc', 'ltc'] as const;
+/** Litecoin's deposit workflows run here, on the worker of their own. */
+export const UTXO_QUEUE = 'gateway-utxo';
 
 export interface TopologyReport {
   counts: DrillCounts;
@@ -87,12 +90,13 @@ export async function runProductionTopology(o: { waves: number; settleMs: number
       TEMPORAL_ADDRESS: temporal.address,
       TEMPORAL_NAMESPACE: temporal.namespace,
       TEMPORAL_TASK_QUEUE: 'gateway',
+      LITECOIN_TASK_QUEUE: UTXO_QUEUE,
       ...DRILL_PROCESS_ENV,
     });
     stops.push(() => sup.stopAll());
-    const { api, workers, until } = spawnGateway(sup, apiPort, 'production topology');
+    const { api, workers, until } = spawnGateway(sup, apiPort, 'production topology', { 'worker-utxo': { WORKER_TASK_QUEUE: UTXO_QUEUE, WORKER_NICE: '0' } });
     await until(() => api.ready() && workers.every((w) => w.ready()), 240_000, 'API and workers ready');
-    stage('API and two workers ready');
+    stage('API, two workers and the UTXO worker ready');
     const base = `http://127.0.0.1:${apiPort}/api`;
 
     const chains = await drillChains(st);

@@ -4,6 +4,7 @@ import { parse } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config';
 import { chainConfigFromEnv } from '../../src/chains/config';
 import { refuseSecrets } from '../../src/runtime/services';
+import { workerAssignment } from '../../src/runtime/task-queues';
 import { SEARCH_ATTRIBUTES } from '../../src/domain/search-attributes';
 import { gatewayWorkflows } from '../helpers/temporal';
 import { OPS_DIR, TEMPORAL_SERVER_VERSION, temporalServerEnv } from '../helpers/temporal-server';
@@ -18,9 +19,9 @@ const compose = parse(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'ut
   services: Record<string, Service>; volumes: Record<string, unknown>; secrets: Record<string, { file: string }>;
 };
 const services = compose.services;
-const gateway = ['gateway-api', 'gateway-worker'] as const;
-/** Variables read outside src/config.ts: chain endpoints (src/chains/config.ts) and the worker's poll interval. */
-const extraVariables = /^([A-Z]+_RPC_URL|[A-Z]+_WS_URL|[A-Z]+_HEAD_FEED|[A-Z]+_CHAIN|[A-Z0-9]+_[A-Z0-9]+_CONTRACT|DEPOSIT_POLL_INTERVAL)$/;
+const gateway = ['gateway-api', 'gateway-worker', 'gateway-worker-utxo'] as const;
+/** Variables read outside src/config.ts: per network (src/chains/config.ts) and the worker's poll interval. */
+const extraVariables = /^([A-Z]+_RPC_URL|[A-Z]+_WS_URL|[A-Z]+_HEAD_FEED|[A-Z]+_TASK_QUEUE|[A-Z]+_CHAIN|[A-Z0-9]+_[A-Z0-9]+_CONTRACT|DEPOSIT_POLL_INTERVAL)$/;
 
 /** ${VAR:?msg} and ${VAR:-default} with sample values, as compose would substitute from an .env file. */
 function substitute(value: string): string {
@@ -34,7 +35,7 @@ function substitute(value: string): string {
 describe('docker-compose.yml', () => {
   it('has every service of the production topology', () => {
     expect(Object.keys(services).sort()).toEqual(
-      ['gateway-api', 'gateway-api-role', 'gateway-worker', 'postgres', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui'].sort(),
+      ['gateway-api', 'gateway-api-role', 'gateway-worker', 'gateway-worker-utxo', 'postgres', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui'].sort(),
     );
     expect(services.postgres.image).toMatch(/^postgres:/);
     expect(services['temporal-schema'].image).toMatch(/^temporalio\/admin-tools:/);
@@ -45,7 +46,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('long-running services have health checks; dependencies wait for them', () => {
-    for (const name of ['postgres', 'temporal', 'temporal-ui', 'gateway-api', 'gateway-worker']) {
+    for (const name of ['postgres', 'temporal', 'temporal-ui', 'gateway-api', 'gateway-worker', 'gateway-worker-utxo']) {
       expect(services[name].healthcheck?.test?.length).toBeGreaterThan(0);
     }
     expect(services.temporal.depends_on!['temporal-schema'].condition).toBe('service_completed_successfully');
@@ -104,6 +105,24 @@ describe('docker-compose.yml', () => {
       const metrics = services[g].ports!.find((p) => p.endsWith(':9464'))!;
       expect(metrics.startsWith('127.0.0.1:')).toBe(true);
     }
+  });
+
+  it('the opt-in UTXO worker is the worker on a task queue of its own, for the networks .env puts there', () => {
+    const worker = services['gateway-worker'];
+    const utxo = services['gateway-worker-utxo'] as Service & { profiles?: string[] };
+    expect(utxo.profiles).toEqual(['utxo-worker']);
+    for (const k of ['image', 'command', 'secrets', 'volumes', 'depends_on', 'healthcheck'] as const) expect(utxo[k]).toEqual(worker[k]);
+    const { WORKER_TASK_QUEUE, WORKER_NICE, ...rest } = utxo.environment!;
+    expect(rest).toEqual(worker.environment);
+    expect([WORKER_TASK_QUEUE, WORKER_NICE]).toEqual(['gateway-utxo', '0']);
+    // With LITECOIN_TASK_QUEUE=gateway-utxo in .env: the UTXO worker serves Litecoin, gateway-worker the rest.
+    const envOf = (s: Service) => ({
+      ...Object.fromEntries(Object.entries(s.environment!).map(([k, v]) => [k, substitute(String(v))])),
+      ETHEREUM_RPC_URL: 'http://eth:8545', LITECOIN_RPC_URL: 'http://ltc:9332', LITECOIN_TASK_QUEUE: 'gateway-utxo',
+    });
+    const serves = (s: Service) => workerAssignment(loadConfig(envOf(s)), chainConfigFromEnv(envOf(s)), 'worker');
+    expect(serves(utxo)).toEqual({ taskQueue: 'gateway-utxo', networks: ['litecoin'], ownsSchedule: false });
+    expect(serves(worker)).toEqual({ taskQueue: 'gateway', networks: ['ethereum'], ownsSchedule: true });
   });
 
   it('runs API and worker from one image with the entry points that exist', () => {
