@@ -12,6 +12,7 @@ import { startMetricsServer } from './observability/metrics';
 import { loadApiThread } from './runtime/api-thread';
 import { apiPart, buildServices } from './runtime/services';
 import { startWorkerRuntime } from './runtime/worker';
+import { workerAssignment } from './runtime/task-queues';
 import { resolveTemporalCli } from './temporal/binaries';
 import { reservePorts, startDevServer, type DevServer } from '../devnet/devserver';
 import { installQuietRuntime } from './temporal/worker';
@@ -37,6 +38,9 @@ async function shutdown(reason: string, code: number): Promise<void> {
 }
 
 async function main(cfg: Config): Promise<void> {
+  // A network with a task queue of its own needs worker processes: refused before anything starts (a local
+  // chain's queue is checked again once the devnet has named its RPC URL).
+  workerAssignment(cfg, chainConfigFromEnv(process.env), 'embedded');
   installQuietRuntime(cfg);
   await ethersKeccakInWasm();
   process.on('SIGINT', () => void shutdown('received SIGINT', 0));

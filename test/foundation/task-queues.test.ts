@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { chainConfigFromEnv } from '../../src/chains/config';
 import { loadConfig } from '../../src/config';
 import { depositQueueOf, workerAssignment } from '../../src/runtime/task-queues';
@@ -49,5 +53,16 @@ describe('task queues of the deposit workflows', () => {
       'invalid configuration: BITCOIN_TASK_QUEUE needs worker processes of its own',
     );
     expect(() => workerAssignment({ taskQueue: 'gateway', workerTaskQueue: 'other' }, plain, 'embedded')).toThrow('WORKER_TASK_QUEUE needs worker processes of its own');
+  });
+
+  it('npm start refuses a network queue in one line, before it starts anything', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-queues-'));
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dir, DEVNET: 'false', LITECOIN_RPC_URL: 'http://127.0.0.1:1', LITECOIN_CHAIN: 'regtest', LITECOIN_TASK_QUEUE: 'gateway-utxo' };
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: path.resolve(__dirname, '../..'), env, encoding: 'utf8', timeout: 60_000 });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('gateway failed to start: invalid configuration: LITECOIN_TASK_QUEUE needs worker processes of its own');
+    // Nothing was started: no database, no Temporal dev server state in the data directory.
+    expect(fs.readdirSync(dir)).toEqual([]);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });
