@@ -26,16 +26,13 @@
  * --steal F (0 < F < 1): the run on a slower machine, a process per core taking F of it all through the run
  * (bench/pipeline/steal.ts); the machine CPU printed then counts theirs too, and says how much it was.
  * DATABASE_URL, when set, names the PostgreSQL server to make a throw-away database on.
- * --steps: the workers log each step's timing at debug level (src/temporal/step-timings.ts); a table per asset
- * and step follows the others: each step's wait to start, its run, and the time since the step before it ended
- * (bench/pipeline/steps.ts).
- * --costs: per happy-path deposit of each family, what it costs (bench/pipeline/costs.ts): the families are paid
- * one after another, each burst followed by an idle window as long, and counted on the wire (the nodes'
- * JSON-RPC, the gateway's PostgreSQL protocol) and in /proc; printed after the other tables, which then
- * describe bursts of one family at a time, and the machine CPU line counts the idle windows too.
- * --worker-of litecoin (networks, comma-separated): those networks' deposits on a task queue of their own
- * ({NETWORK}_TASK_QUEUE), served by a third worker (WORKER_TASK_QUEUE) at nice --worker-of-nice (default 0),
- * as docs/operator/production.md describes; the two others serve the rest.
+ * --steps: the workers log each step's timing (src/temporal/step-timings.ts), tabulated per asset and step: its
+ * wait to start, its run, and the time since the step before it ended (bench/pipeline/steps.ts).
+ * --costs: what a happy-path deposit of each family costs, the families paid one after another, each followed by
+ * an idle window as long (bench/pipeline/costs.ts, docs/operator/capacity.md); the other tables then describe
+ * bursts of one family at a time, and the machine CPU line counts the idle windows too.
+ * --worker-of litecoin[,…]: those networks on a task queue and a third worker of their own, at nice
+ * --worker-of-nice (default 0), as compose's profile utxo-worker (docs/operator/production.md).
  * BENCH_PROFILE=<dir>: the API and the workers write CPU profiles (node --cpu-prof) into <dir>/<process name>;
  * BENCH_NODE_ARGS: more node flags for them (e.g. --trace-gc, --perf-basic-prof for `perf record`).
  */
@@ -77,9 +74,7 @@ const { values: flags } = parseArgs({
     'worker-of-nice': { type: 'string', default: '0' },
   },
 });
-const COUNTS: Record<string, number> = {
-  eth: Number(flags.eth), erc20_usdt: Number(flags.erc20), sol: Number(flags.sol), sol_usdc: Number(flags.usdc), ltc: Number(flags.ltc),
-};
+const COUNTS: Record<string, number> = { eth: Number(flags.eth), erc20_usdt: Number(flags.erc20), sol: Number(flags.sol), sol_usdc: Number(flags.usdc), ltc: Number(flags.ltc) };
 const PER_ADDRESS = Math.max(1, Number(flags['per-address']));
 const WARMUP = Math.max(0, Number(flags.warmup));
 const TOTAL = Object.values(COUNTS).reduce((a, b) => a + b, 0);
@@ -212,7 +207,6 @@ async function main(): Promise<void> {
   // Stopped when this process exits, whatever the way (each also ends itself once this process is gone).
   process.on('exit', () => stealer?.stop());
   const ownWorker = flags['worker-of'] ? { networks: flags['worker-of'].split(','), nice: Number(flags['worker-of-nice']) } : undefined;
-  if (ownWorker) log(`${ownWorker.networks.join(', ')} on a task queue of their own, served by a third worker at nice ${ownWorker.nice}`);
   const bed = await startBed({ solSlotTimeMs: Number(flags['sol-slot-ms']), ethBlockS: Number(flags['eth-block-s']), temporal: flags.temporal, env, log, counting: flags.costs, ownWorker });
   let mining = true;
   let miner: Promise<void> = Promise.resolve();

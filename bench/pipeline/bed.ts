@@ -130,7 +130,8 @@ export async function startBed(o: {
       if (Date.now() > end) throw new Error(`API and workers not ready within 300 s (logs: ${logDir})`);
       await new Promise((r) => setTimeout(r, 250));
     }
-    o.log(`PostgreSQL ${new URL(db.url).host}, Temporal ${temporal.address}, chains, API and ${workers.length} workers ready (process logs: ${logDir})`);
+    const own = o.ownWorker ? ` (${o.ownWorker.networks.join(', ')} on the third, at nice ${o.ownWorker.nice})` : '';
+    o.log(`PostgreSQL ${new URL(db.url).host}, Temporal ${temporal.address}, chains, API and ${workers.length} workers${own} ready (process logs: ${logDir})`);
     const pidOf = (s: typeof api) => (s.alive() && s.child()?.pid ? [s.child()!.pid!] : []);
     return {
       dir, devnets, databaseUrl: db.url, temporalAddress: temporal.address, apiBase: `http://127.0.0.1:${apiPort}/api`, observer, receiver, supervisor, stop,
