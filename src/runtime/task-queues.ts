@@ -29,10 +29,10 @@ export function workerAssignment(
 ): WorkerAssignment {
   const networks = Object.keys(chains);
   if (role === 'embedded') {
-    const own = networks.filter((n) => depositQueueOf(cfg, chains, n) !== cfg.taskQueue);
-    if (cfg.workerTaskQueue !== undefined && cfg.workerTaskQueue !== cfg.taskQueue) own.unshift('WORKER');
-    if (own.length) {
-      throw new ConfigError(`invalid configuration: ${own[0].toUpperCase()}_TASK_QUEUE needs worker processes of its own (the production topology); the embedded gateway serves every network on TEMPORAL_TASK_QUEUE`);
+    const elsewhere =
+      cfg.workerTaskQueue !== undefined && cfg.workerTaskQueue !== cfg.taskQueue ? 'worker' : networks.find((n) => depositQueueOf(cfg, chains, n) !== cfg.taskQueue);
+    if (elsewhere) {
+      throw new ConfigError(`invalid configuration: ${elsewhere.toUpperCase()}_TASK_QUEUE needs worker processes of its own (the production topology); the embedded gateway serves every network on TEMPORAL_TASK_QUEUE`);
     }
     return { taskQueue: cfg.taskQueue, networks, ownsSchedule: true };
   }
