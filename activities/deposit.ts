@@ -46,7 +46,10 @@ export function createDepositActivities(deps: DepositDeps) {
       return moveResult(db, uuid, ['pending', 'processing'], 'failed', reason);
     },
 
-    /** The record_processing effect: pending → processing (a no-op when already past pending). */
+    /**
+     * pending → processing as a step of its own (a no-op when already past pending): histories from before the
+     * patch PROCESSING_IN_FORWARD (workflows/payment-forward.ts) took it; the forward's step records it now.
+     */
     async recordProcessing(uuid: string): Promise<boolean> {
       return moveResult(db, uuid, ['pending'], 'processing');
     },

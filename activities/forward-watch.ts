@@ -1,5 +1,5 @@
 import type { HeadWatch } from '../src/detection/heads';
-import { loadPayment } from '../src/db/queries/payments';
+import { loadPayment, moveResult } from '../src/db/queries/payments';
 import { logger } from '../src/observability/logger';
 import { describeError } from '../src/observability/redact';
 import type { DepositDeps, ForwardFate, ForwardSent } from './deposit-types';
@@ -8,7 +8,7 @@ import { sendForward } from './forward-send';
 import { withHeartbeat } from './forward-support';
 
 /**
- * The forward effect: first a local activity of a few seconds, then, when that does not end in time, an
+ * The forward effect: records `processing`, then forwards; first a local activity of a few seconds, then, when that does not end in time, an
  * activity that heartbeats while it runs (it may wait for its source's lock or a gas top-up;
  * workflows/payment-forward.ts). Signs once, stores and broadcasts (activities/forward-send.ts; a stored
  * forward is re-sent, never signed twice), then makes the forward's first reading. A reading that fails is
@@ -22,6 +22,8 @@ import { withHeartbeat } from './forward-support';
 export async function forwardWithFate(deps: DepositDeps, uuid: string): Promise<ForwardSent> {
   const { db } = deps;
   return withHeartbeat(async () => {
+    // The lifecycle's processing, recorded by this step before anything is signed (a no-op past pending).
+    await moveResult(db, uuid, ['pending'], 'processing');
     // forward() reads the payment for its lock's name when not given it: read here, it names the network too.
     const read = deps.heads ? await loadPayment(db, uuid) : undefined;
     const { signedNow, watchUntil, headsBefore, ...sent } = await sendForward(deps, uuid, read, true);

@@ -1,6 +1,6 @@
 // The forward effect of the payment workflow: sign once and broadcast (send, below), then one reading per
 // wake (forwardFate) decides; the watcher's `forward` signal wakes it when a block holds the forward.
-// It only forwards: processing was recorded by the effect before it, the snapshot is the effect after it.
+// It records processing (the activity's first statement) and forwards; the snapshot is the effect after it.
 import { ActivityFailure, ApplicationFailure, isCancellation, patched } from '@temporalio/workflow';
 import type { ForwardFate } from '../activities/deposit';
 import type { LifecycleEvent } from '../src/domain/lifecycle';
@@ -44,6 +44,12 @@ const FORWARD_COLLISION = 'ForwardCollision';
  * histories recorded without it take the forward as an activity only.
  */
 export const FORWARD_LOCAL_FIRST = 'forward-local-first';
+
+/**
+ * The patch (the second after v1.0.0) that has the forward's step record `processing` itself at finality:
+ * histories recorded without it have a step of their own for it (activities/deposit.ts recordProcessing) first.
+ */
+export const PROCESSING_IN_FORWARD = 'processing-in-forward';
 
 /** The forward's first retry after a transient failure; the wait doubles from it up to the workflow's cap. */
 export const FORWARD_RETRY_FIRST_MS = 60_000;

@@ -3,12 +3,12 @@
 // signals `chain` when a block makes the deposit due, reorganises it or includes its forward; a long
 // fallback timer covers a lost signal. The history stays bounded: the run continues as new, carrying its
 // state, before it grows past HISTORY_BUDGET events.
-import { ApplicationFailure, CancellationScope, condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, continueAsNew, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { DepositInput, Evaluation } from '../activities/deposit';
 import { resumeEffects, transition, type Effect, type LifecycleEvent } from '../src/domain/lifecycle';
 import { AUTOMATIC_ATTEMPTS, newStageStatus, startPendingDelivery, type PendingDelivery } from './delivery-stage';
-import { forwardStage } from './payment-forward';
+import { forwardStage, PROCESSING_IN_FORWARD } from './payment-forward';
 import { fresh, refuseResend, status, type Carry, type PaymentWorkflowOptions } from './payment-carry';
 import { local } from './payment-activities';
 import { stageDisplay } from './payment-display';
@@ -111,7 +111,8 @@ export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflo
   }
   const waits = { waitHint, beginReading: () => hints.beginReading(), fallbackMs, recheckMs };
 
-  async function perform(e: Effect): Promise<LifecycleEvent | undefined> {
+  /** Performs one effect; `cause` is the event whose transition listed it (none when a run resumes). */
+  async function perform(e: Effect, cause?: LifecycleEvent['type']): Promise<LifecycleEvent | undefined> {
     switch (e.type) {
       case 'start_pending_delivery':
         if (!carried) {
@@ -130,14 +131,13 @@ export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflo
         await pendingRun?.cancel();
         pendingRun = undefined;
         return undefined;
-      case 'record_processing':
-        await local.recordProcessing(uuid);
-        return undefined;
       case 'record_failure':
         c.reason = e.reason;
         await local.markFailed(uuid, e.reason);
         return undefined;
       case 'forward':
+        // Histories from before PROCESSING_IN_FORWARD recorded processing in a step of its own at finality.
+        if (cause === 'finality_reached' && !patched(PROCESSING_IN_FORWARD)) await local.recordProcessing(uuid);
         return forwardStage(c, { ...waits, retryCapMs });
       case 'await_forward_retry': {
         // Until the next try (carried across runs); a chain hint for this payment tries at once.
@@ -167,8 +167,9 @@ export async function paymentLifecycle(input: DepositInput, opts: PaymentWorkflo
       const t = transition(c.state, event);
       c.state = t.state;
       if (t.state !== 'sent') showStage();
+      const cause = event.type;
       event = undefined;
-      for (const e of t.effects) event = (await perform(e)) ?? event;
+      for (const e of t.effects) event = (await perform(e, cause)) ?? event;
     }
   }
 

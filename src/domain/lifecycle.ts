@@ -7,8 +7,8 @@
  * it: it performs each effect in the order listed, each effect is one step of its own, and the effects
  * that wait (await_finality, forward, deliver_confirmed) return the next event. The order of the
  * lifecycle's commands is therefore the order written here: at finality the pending stage is stopped
- * first (SPEC 3 rule 1: no pending callback after finality), then processing is recorded, then the
- * forward is made; once it is included the confirmed snapshot is written, then delivered.
+ * first (SPEC 3 rule 1: no pending callback after finality), then the forward records processing and is
+ * made; once it is included the confirmed snapshot is written, then delivered.
  */
 export type PaymentResult = 'pending' | 'processing' | 'sent' | 'done' | 'failed';
 
@@ -38,12 +38,11 @@ export type Effect =
   | { type: 'await_finality' }
   /** Stops the pending stage and waits until no pending attempt is in flight (SPEC 3 rule 1). */
   | { type: 'cancel_pending_delivery' }
-  /** Records `processing` in the payment row. */
-  | { type: 'record_processing' }
   /**
-   * Signs once, stores and broadcasts the forward (a local activity of a few seconds first, then an activity
-   * with heartbeats when that does not end in time: it may wait for its source's lock or a gas top-up), then
-   * reads its fate until included: yields forwarded, forward_waiting or forward_failed.
+   * Records `processing` in the payment row (a no-op past pending), then signs once, stores and broadcasts
+   * the forward, in the same step (a local activity of a few seconds first, then an activity with heartbeats
+   * when that does not end in time: it may wait for its source's lock or a gas top-up), then reads its fate
+   * until included: yields forwarded, forward_waiting or forward_failed.
    */
   | { type: 'forward' }
   /** Waits out the forward's backoff (its reason shown in the query and the Temporal UI), then forward runs again. */
@@ -85,7 +84,7 @@ export function transition(state: LifecycleState, event: LifecycleEvent): Transi
       }
       // The pending stage is cancelled the moment the confirmed stage begins (SPEC 3 rule 1).
       if (event.type === 'finality_reached') {
-        return { state: 'processing', effects: [{ type: 'cancel_pending_delivery' }, { type: 'record_processing' }, { type: 'forward' }] };
+        return { state: 'processing', effects: [{ type: 'cancel_pending_delivery' }, { type: 'forward' }] };
       }
       break;
     case 'processing':

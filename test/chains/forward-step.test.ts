@@ -1,7 +1,7 @@
 /**
  * The steps from finality on (activities/deposit.ts), each one effect of the lifecycle table, on a live
- * anvil and the real PostgreSQL: the reading only reads; record_processing moves pending to processing;
- * the forward signs, stores and broadcasts, and run again (a worker lost mid-forward) re-sends the stored
+ * anvil and the real PostgreSQL: the reading only reads; the forward records processing, then signs, stores
+ * and broadcasts, and run again (a worker lost mid-forward) re-sends the stored
  * bytes, never a second signature; a forward that cannot be made fails the attempt, nothing stored. With a
  * live head feed, the forward watches for its inclusion at each head announced after its broadcast (none
  * before it). The fee percent is chosen once, when the deposit is judged, and the forward takes its
@@ -82,7 +82,7 @@ async function deposit(index: bigint, amount: bigint): Promise<{ uuid: string; o
   return { uuid: payment.uuid, observed };
 }
 
-/** A final deposit as the workflow leaves it before its forward: judged (its fee percent chosen) and processing. */
+/** A final deposit as the workflow leaves it before its forward: judged (its fee percent chosen), still pending. */
 async function due(index: bigint, amount: bigint, acts0 = acts): Promise<string> {
   const { uuid, observed } = await deposit(index, amount);
   const { payment } = await loadPayment(database.db, uuid);
@@ -91,11 +91,10 @@ async function due(index: bigint, amount: bigint, acts0 = acts): Promise<string>
     amount: observed.amount.toString(), blockNumber: observed.blockNumber.toString(), blockHash: observed.blockHash,
   });
   await chain.mine(REQUIRED - 1);
-  expect(await acts0.recordProcessing(uuid)).toBe(true);
   return uuid;
 }
 
-test('the reading only reads; record_processing moves pending to processing, once', async () => {
+test('the reading only reads; the step of its own that older histories took moves pending to processing, once', async () => {
   const { uuid } = await deposit(31n, parseEther('1'));
   expect(await acts.confirmations(uuid)).toEqual({ status: 'confirmed', confirmations: 1 });
   await chain.mine(REQUIRED - 1);
@@ -106,8 +105,9 @@ test('the reading only reads; record_processing moves pending to processing, onc
   expect((await loadPayment(database.db, uuid)).payment).toMatchObject({ result: 'processing', forwardRaw: null });
 });
 
-test('the forward signs once; run again (a worker lost mid-forward) it re-sends the stored bytes, never a second signature', async () => {
+test('the forward records processing and signs once; run again (a worker lost mid-forward) it re-sends the stored bytes, never a second signature', async () => {
   const uuid = await due(32n, parseEther('1'));
+  expect((await loadPayment(database.db, uuid)).payment.result).toBe('pending');
   const first = await acts.forward(uuid);
   // Signed and accepted a moment ago: pending without a reading of the node.
   expect(first.fate).toEqual({ status: 'pending', txidOut: first.txidOut, note: 'broadcast now' });
@@ -127,9 +127,9 @@ test('a forward that cannot be made fails the attempt (typed, no retry inside it
   // 1 wei cannot pay its own network fee.
   const { uuid } = await deposit(33n, 1n);
   await chain.mine(REQUIRED - 1);
-  await acts.recordProcessing(uuid);
   await expect(acts.forward(uuid)).rejects.toMatchObject({ nonRetryable: true });
-  expect((await loadPayment(database.db, uuid)).payment).toMatchObject({ forwardRaw: null, txidOut: null });
+  // Processing is recorded first (the deposit is past finality); the workflow then records the failure.
+  expect((await loadPayment(database.db, uuid)).payment).toMatchObject({ result: 'processing', forwardRaw: null, txidOut: null });
 });
 
 describe('the fee percent is chosen once, when the deposit is judged, and the forward takes its commission by it', () => {

@@ -12,7 +12,7 @@ const allowed: Row[] = [
   // a reorg before finality: failed, no forward, pending delivery cancelled
   ['pending', { type: 'reorged' }, 'failed', ['cancel_pending_delivery', 'record_failure']],
   // the confirmed stage begins: a pending retry can never be delivered after this
-  ['pending', { type: 'finality_reached' }, 'processing', ['cancel_pending_delivery', 'record_processing', 'forward']],
+  ['pending', { type: 'finality_reached' }, 'processing', ['cancel_pending_delivery', 'forward']],
   ['processing', { type: 'forwarded' }, 'sent', ['snapshot_confirmed', 'deliver_confirmed']],
   ['processing', { type: 'forward_failed', reason: 'rejected' }, 'failed', ['record_failure']],
   // only final facts fail a payment: a transient one (node refusing, price missing, a fee spike) waits, then forwards again

@@ -71,11 +71,12 @@ describe('paymentLifecycle search attributes', () => {
       },
     );
     expect(status.state).toBe('done');
-    // The SDK's own upsert beside them: the patch the run took (TemporalChangeVersion, workflows/payment-forward.ts).
+    // The SDK's own upserts beside them: the patches the run took, one upsert each (TemporalChangeVersion, workflows/payment-forward.ts).
     expect(upserts(events)).toEqual([
       { ...IDENTITY, GatewayStage: 'pending' },
       { GatewayStage: 'processing' },
-      { TemporalChangeVersion: 'forward-local-first' },
+      { TemporalChangeVersion: 'processing-in-forward' },
+      { TemporalChangeVersion: 'forward-local-first,processing-in-forward' },
       { GatewayStage: 'done' },
     ]);
     // A deposit read once before it is due and a forward read once before it is mined: 30 events when each

@@ -78,6 +78,12 @@ export function scriptedActivities(script: Script, calls: string[]) {
   const fates = [...(script.fates ?? [{ status: 'confirmed' }])];
   const answers = { pending: [...(script.pending ?? ['delivered'])], confirmed: [...(script.confirmed ?? ['delivered'])] };
   let plans = 0;
+  /** The payment row's pending → processing, made once (by the forward's step, or by the step of its own in older histories). */
+  let processing = false;
+  const recordProcessing = () => {
+    if (!processing) calls.push('processing');
+    processing = true;
+  };
   const fate = (): ForwardFate => {
     const r = next(fates);
     calls.push(`fate ${r.status}`);
@@ -113,11 +119,13 @@ export function scriptedActivities(script: Script, calls: string[]) {
       return true;
     },
     recordProcessing: async () => {
-      calls.push('processing');
+      calls.push('processing step');
+      recordProcessing();
       return true;
     },
-    // As the real one: signs (or re-sends) and makes the forward's first reading.
+    // As the real one: records processing, signs (or re-sends) and makes the forward's first reading.
     forward: async () => {
+      recordProcessing();
       if ((script.forwardRefusals ?? 0) > 0) {
         script.forwardRefusals!--;
         calls.push('forward refused');

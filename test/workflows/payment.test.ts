@@ -77,12 +77,13 @@ describe('payment workflow: pushed, not polled', () => {
 });
 
 describe('payment workflow: each step is an effect of the lifecycle table, in its order', () => {
-  it('the happy path: readings until final, processing recorded, the forward (an activity), the snapshot, the attempt', async () => {
+  it('the happy path: readings until final, the forward recording processing (a local activity), the snapshot, the attempt', async () => {
     const { calls, status, firstRunEvents } = await runPayment(env, { requiredConfirmations: 2, confirmations: [{ status: 'confirmed', confirmations: 1 }, { status: 'confirmed', confirmations: 2 }] }, { fallback: '10 minutes' });
     expect(calls).toEqual(['confirmations 1', 'confirmations 2', 'processing', 'forward', 'fate confirmed', 'snapshot', 'confirmed #1 delivered']);
     expect(status.state).toBe('done');
-    // Local activities, one marker each: recordAndEvaluate, two readings, record_processing, the forward's first
-    // try, the snapshot, the attempt; and the patch's marker (FORWARD_LOCAL_FIRST).
+    // Local activities, one marker each: recordAndEvaluate, two readings, the forward's first try (which records
+    // processing: no step of its own), the snapshot, the attempt; and the patches' markers (PROCESSING_IN_FORWARD,
+    // FORWARD_LOCAL_FIRST).
     expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_MARKER_RECORDED')).toHaveLength(8);
     // A first try that ends in seconds needs no activity task (the activity that heartbeats is its fallback).
     expect(firstRunEvents.filter((e) => e === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')).toHaveLength(0);
