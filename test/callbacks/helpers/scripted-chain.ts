@@ -29,17 +29,21 @@ export function scriptedChain(db: () => Db) {
     };
   };
   const fate = (uuid: string) => ({ status: 'confirmed', txidOut: `out-${uuid}` });
+  const processing = (uuid: string) => db().update(payments).set({ result: 'processing' }).where(and(eq(payments.uuid, uuid), eq(payments.result, 'pending')));
   const chain = {
     recordAndEvaluate: async (input: { txid: string }) => ({ payment: payment(input.txid), evaluation: { eligible: true, evidence: true } }),
     pendingSnapshot: async (uuid: string) => deposits.get(uuid)!.pending!,
     confirmations: async (uuid: string) => ({ status: 'confirmed', confirmations: deposits.get(uuid)!.final ? 1 : 0 }),
     markFailed: async () => true,
     recordProcessing: async (uuid: string) => {
-      await db().update(payments).set({ result: 'processing' }).where(and(eq(payments.uuid, uuid), eq(payments.result, 'pending')));
+      await processing(uuid);
       return true;
     },
-    // The forward's own first reading finds it mined at once.
-    forward: async (uuid: string) => ({ txidOut: `out-${uuid}`, fate: fate(uuid) }),
+    // Like the real one, it records processing first; its own first reading finds it mined at once.
+    forward: async (uuid: string) => {
+      await processing(uuid);
+      return { txidOut: `out-${uuid}`, fate: fate(uuid) };
+    },
     forwardFate: async (uuid: string) => fate(uuid),
     // Like the real one: the snapshot is written once with the move to sent.
     confirmedSnapshot: async (uuid: string) => {
