@@ -59,16 +59,17 @@ export async function sendForward(deps: DepositDeps, uuid: string, loaded?: Load
     } else {
       // The fee percent was chosen once, when the deposit was judged (activities/observed.ts), and stored.
       const feePercent = fresh.payment.feePercent;
-      // Independent readings, side by side: the network's cost, the source's reserved nonces.
+      // Independent readings, side by side: a token's sponsor cost (a native coin's forward pays its own
+      // network fee, which the adapter reads as it signs), the source's reserved nonces.
       const [estimate, floor, reserved] = await Promise.all([
-        adapter.estimateForwardCost(payment.ticker, config.priority as Priority),
+        a.type === 'token' ? adapter.estimateForwardCost(payment.ticker, config.priority as Priority) : undefined,
         nonceFloor(db, payment.network, config.addressIn),
         a.type === 'token' ? nativeReserved(db, payment.network, config.addressIn, NETWORKS[a.network].nativeTicker) : undefined,
       ]);
       const value = BigInt(payment.valueBase);
       // The adapter withholds the sponsor cost its plan actually has, converted at this price.
       let sponsorPrice: string | undefined;
-      if (estimate.sponsorCost > 0n) {
+      if (estimate && estimate.sponsorCost > 0n) {
         sponsorPrice = await priceOfNativeInAsset(deps.prices, a);
         if (sponsorPrice === undefined) throw new Error('no price to recover the network cost yet; will retry');
       }

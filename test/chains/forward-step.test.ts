@@ -108,7 +108,13 @@ test('the reading only reads; the step of its own that older histories took move
 test('the forward records processing and signs once; run again (a worker lost mid-forward) it re-sends the stored bytes, never a second signature', async () => {
   const uuid = await due(32n, parseEther('1'));
   expect((await loadPayment(database.db, uuid)).payment.result).toBe('pending');
-  const first = await acts.forward(uuid);
+  // A native coin's forward pays its own network fee, read as it signs: no sponsor cost is estimated first.
+  const estimated: unknown[] = [];
+  const adapter = new Proxy(chain.adapter, {
+    get: (t, k: keyof ChainAdapter) => (k === 'estimateForwardCost' ? (...a: unknown[]) => void estimated.push(a) : typeof t[k] === 'function' ? (t[k] as () => unknown).bind(t) : t[k]),
+  });
+  const first = await activitiesWith(undefined, adapter).forward(uuid);
+  expect(estimated).toEqual([]);
   // Signed and accepted a moment ago: pending without a reading of the node.
   expect(first.fate).toEqual({ status: 'pending', txidOut: first.txidOut, note: 'broadcast now' });
   const stored = (await loadPayment(database.db, uuid)).payment;
