@@ -8,11 +8,11 @@ import { sendForward } from './forward-send';
 import { withHeartbeat } from './forward-support';
 
 /**
- * The forward effect: records `processing`, then forwards; first a local activity of a few seconds, then, when that does not end in time, an
- * activity that heartbeats while it runs (it may wait for its source's lock or a gas top-up;
- * workflows/payment-forward.ts). Signs once, stores and broadcasts (activities/forward-send.ts; a stored
- * forward is re-sent, never signed twice), then makes the forward's first reading. A reading that fails is
- * no reading: the workflow makes its own.
+ * The forward effect: records `processing`, then forwards; first a local activity of a few seconds, then,
+ * when that does not end in time, an activity that heartbeats while it runs (it may wait for its source's
+ * lock or a gas top-up; workflows/payment-forward.ts). Signs once, stores and broadcasts
+ * (activities/forward-send.ts; a stored forward is re-sent, never signed twice), then makes the forward's
+ * first reading. A reading that fails is no reading: the workflow makes its own.
  *
  * A forward signed now on a network whose head feed is live is watched for here, for a short window
  * (FORWARD_WATCH_MS): a reading at each new head, and one after the window. Included meanwhile, the
