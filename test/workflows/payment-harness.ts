@@ -80,7 +80,7 @@ export function scriptedActivities(script: Script, calls: string[]) {
   let plans = 0;
   /** The payment row's pending → processing, made once (by the forward's step, or by the step of its own in older histories). */
   let processing = false;
-  const recordProcessing = () => {
+  const markProcessing = () => {
     if (!processing) calls.push('processing');
     processing = true;
   };
@@ -120,12 +120,12 @@ export function scriptedActivities(script: Script, calls: string[]) {
     },
     recordProcessing: async () => {
       calls.push('processing step');
-      recordProcessing();
+      markProcessing();
       return true;
     },
     // As the real one: records processing, signs (or re-sends) and makes the forward's first reading.
     forward: async () => {
-      recordProcessing();
+      markProcessing();
       if ((script.forwardRefusals ?? 0) > 0) {
         script.forwardRefusals!--;
         calls.push('forward refused');
